@@ -1,0 +1,37 @@
+# headscope: `make run` starts the app on the bundled model; `make test` runs the whole suite.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+PY := $(VENV)/bin/python
+PORT ?= 8501
+
+.PHONY: run test lint bench clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+
+# Reinstall only when a requirements file changed.
+$(VENV)/.runtime: requirements.txt | $(PY)
+	$(PY) -m pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: requirements.txt requirements-dev.txt | $(PY)
+	$(PY) -m pip install -q -r requirements.txt -r requirements-dev.txt
+	touch $(VENV)/.runtime $@
+
+run: $(VENV)/.runtime
+	HF_HUB_OFFLINE=1 $(VENV)/bin/streamlit run app.py --server.port $(PORT)
+
+lint: $(VENV)/.dev
+	$(VENV)/bin/ruff check .
+
+# pytest exits 5 when it collected no tests; that must fail the run, never pass it.
+test: $(VENV)/.dev lint
+	HF_HUB_OFFLINE=1 $(PY) -m pytest; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
+bench: $(VENV)/.dev
+	HF_HUB_OFFLINE=1 $(PY) bench/core_vs_transformers.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

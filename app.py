@@ -1,0 +1,21 @@
+"""headscope: what every attention head of a real BERT looks at.
+
+The frame: page config, navigation over pages/, and the sidebar every page shares.
+"""
+
+import streamlit as st
+
+from pages import common
+
+st.set_page_config(page_title="headscope", page_icon="🔭", layout="wide")
+
+with st.sidebar:
+    st.title("headscope")
+    names = list(common.model_choices())
+    st.selectbox("Model", names, key="model")
+    st.text_area("Sentence", value=common.DEFAULT_TEXT, key="text", height=90)
+
+pages = [
+    st.Page("pages/explorer.py", title="Explorer", icon="🔍", default=True),
+]
+st.navigation(pages).run()

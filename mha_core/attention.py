@@ -1,0 +1,144 @@
+"""Multi-head self-attention, written out step by step.
+
+Letters used in every shape comment:
+B batch, T tokens, D d_model, H heads, K d_k = D / H (the size of one head).
+"""
+
+import math
+
+import torch
+import torch.nn as nn
+
+MODES = ("wide", "narrow", "random")
+
+
+def attention(q, k, v, mask=None):
+    """Scaled dot-product attention. q, k, v: (B, H, T, K); mask: additive, broadcast to (B, H, T, T).
+
+    Returns (output (B, H, T, K), probs (B, H, T, T)).
+    """
+    scores = (q / math.sqrt(q.size(-1))) @ k.transpose(-2, -1)  # (B, H, T, T)
+    if mask is not None:
+        scores = scores + mask
+    probs = scores.softmax(dim=-1)  # (B, H, T, T)
+    return probs @ v, probs
+
+
+def additive_mask(attention_mask, dtype=torch.float32):
+    """(B, T) of 1 (token) / 0 (padding) -> additive mask (B, 1, 1, T): 0 or a huge negative."""
+    if attention_mask is None:
+        return None
+    keep = attention_mask[:, None, None, :].to(dtype)  # (B, 1, 1, T)
+    return (1.0 - keep) * torch.finfo(dtype).min
+
+
+def split_heads(x, n_heads):
+    B, T, D = x.shape
+    return x.view(B, T, n_heads, D // n_heads).transpose(1, 2)  # (B, H, T, K)
+
+
+def merge_heads(x):
+    B, H, T, K = x.shape
+    return x.transpose(1, 2).reshape(B, T, H * K)  # (B, T, D)
+
+
+def input_slices(d_model, n_heads, mode, seed=0):
+    """Which input dimensions each head reads in the narrow modes: (H, K) of indices.
+
+    narrow: head h reads the h-th contiguous chunk, so the heads partition the input.
+    random: head h reads its own random K dimensions; different heads may overlap.
+    """
+    K = d_model // n_heads
+    if mode == "narrow":
+        return torch.arange(d_model).view(n_heads, K)  # (H, K)
+    g = torch.Generator().manual_seed(seed)
+    return torch.stack([torch.randperm(d_model, generator=g)[:K].sort().values
+                        for _ in range(n_heads)])  # (H, K)
+
+
+class MultiHeadSelfAttention(nn.Module):
+    """Self-attention with H heads of size K = D / H.
+
+    mode="wide" (BERT, the standard): every head sees the whole D-dim input vector and projects
+        it to K dims. Q/K/V are each one (D -> D) Linear whose output is cut into H heads.
+    mode="narrow": the input vector is cut into H slices of K dims; head h projects only its own
+        slice with its own (K -> K) matrices. Fewer parameters, and no head sees everything.
+    mode="random": like narrow, but each head reads its own random K input dims (may overlap).
+    The output projection (D -> D) mixes the concatenated heads in every mode.
+    """
+
+    def __init__(self, d_model, n_heads, mode="wide", bias=True, slice_seed=0):
+        super().__init__()
+        if d_model % n_heads:
+            raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+        self.d_model, self.n_heads, self.mode = d_model, n_heads, mode
+        K = d_model // n_heads
+        if mode == "wide":
+            self.query = nn.Linear(d_model, d_model, bias=bias)
+            self.key = nn.Linear(d_model, d_model, bias=bias)
+            self.value = nn.Linear(d_model, d_model, bias=bias)
+        else:
+            self.register_buffer("slices", input_slices(d_model, n_heads, mode, slice_seed),
+                                 persistent=False)
+            # per-head (K -> K) projections, stored (H, out, in) like nn.Linear's (out, in)
+            self.w_qkv = nn.Parameter(torch.randn(3, n_heads, K, K) / math.sqrt(K))
+            self.b_qkv = nn.Parameter(torch.zeros(3, n_heads, K)) if bias else None
+        self.out = nn.Linear(d_model, d_model, bias=bias)
+
+    def project(self, x):
+        """x (B, T, D) -> q, k, v, each (B, H, T, K)."""
+        if self.mode == "wide":
+            return tuple(split_heads(lin(x), self.n_heads)
+                         for lin in (self.query, self.key, self.value))
+        xs = x[..., self.slices]  # (B, T, H, K): each head's own input slice
+        qkv = torch.einsum("bthi,shoi->sbhto", xs, self.w_qkv)  # (3, B, H, T, K)
+        if self.b_qkv is not None:
+            qkv = qkv + self.b_qkv[:, None, :, None, :]
+        return qkv[0], qkv[1], qkv[2]
+
+    def forward(self, x, attention_mask=None, head_mask=None, return_qkv=False):
+        """x: (B, T, D). attention_mask: (B, T) of 1/0 or an additive (B, 1, 1, T).
+        head_mask: (H,) or (B, H) of 0/1, for this call only; 0 zeroes that head's weights and
+        so its context vector. Nothing is stored on self.
+
+        Returns (output (B, T, D), probs (B, H, T, T)) and, if return_qkv, also (q, k, v).
+        """
+        q, k, v = self.project(x)  # (B, H, T, K) each
+        mask = attention_mask
+        if mask is not None and mask.dim() == 2:
+            mask = additive_mask(mask, x.dtype)  # (B, 1, 1, T)
+        ctx, probs = attention(q, k, v, mask)  # (B, H, T, K), (B, H, T, T)
+        if head_mask is not None:
+            hm = head_mask.to(probs.dtype)
+            hm = hm.view(1, -1, 1, 1) if hm.dim() == 1 else hm.view(hm.size(0), -1, 1, 1)
+            probs = probs * hm  # (B, H, T, T)
+            ctx = probs @ v  # (B, H, T, K)
+        y = self.out(merge_heads(ctx))  # (B, T, D)
+        return (y, probs, (q, k, v)) if return_qkv else (y, probs)
+
+    def single_head(self, x, attention_mask=None):
+        """The same projections read as ONE head of width D:
+        softmax((x W_Q + b_Q)(x W_K + b_K)^T / sqrt(D) + mask), returned as (B, T, T).
+
+        Its scores are the sum of the heads' unscaled scores, since Q K^T = sum_h Q_h K_h^T.
+        """
+        q, k, _ = self.project(x)  # (B, H, T, K)
+        q, k = merge_heads(q), merge_heads(k)  # (B, T, D)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_model)  # (B, T, T)
+        if attention_mask is not None:
+            mask = attention_mask
+            if mask.dim() == 2:
+                mask = additive_mask(mask, x.dtype)  # (B, 1, 1, T)
+            scores = scores + mask[:, 0]  # (B, T, T)
+        return scores.softmax(dim=-1)  # (B, T, T)
+
+
+def param_count_formula(d_model, n_heads, mode="wide"):
+    """Parameters of one MultiHeadSelfAttention with biases.
+    wide: 4 D^2 + 4 D.  narrow/random: 3 D^2 / H + 3 D (per-head Q, K, V) + D^2 + D (output)."""
+    d, h = d_model, n_heads
+    if mode == "wide":
+        return 4 * d * d + 4 * d
+    return 3 * d * d // h + 3 * d + d * d + d

