@@ -13,7 +13,7 @@ MODES = ("wide", "narrow", "random")
 
 
 def attention(q, k, v, mask=None):
-    """Scaled dot-product attention. q, k, v: (B, H, T, K); mask: additive, broadcast to (B, H, T, T).
+    """Scaled dot-product attention. q, k, v: (B, H, T, K); mask: additive, to (B, H, T, T).
 
     Returns (output (B, H, T, K), probs (B, H, T, T)).
     """
