@@ -105,5 +105,8 @@ def load_bert(source=None) -> Bert:
         tok = load_tokenizer(path)
     except TokenizerError as e:
         raise CheckpointError(str(e)) from None
+    if len(tok) > cfg.vocab_size:
+        raise CheckpointError(f"the tokenizer in {path} has {len(tok)} tokens but the model's "
+                              f"vocab_size is {cfg.vocab_size}; they are not from one checkpoint")
     name = "all-MiniLM-L6-v2 (bundled)" if source in (None, "bundled") else str(source)
     return Bert(cfg, model, tok, name, path)
