@@ -40,7 +40,7 @@ def main():
     g = torch.Generator().manual_seed(0)
     for T in args.lengths:
         ids = torch.randint(1000, bert.config.vocab_size, (1, T), generator=g)  # (B, T)
-        ids[0, 0], ids[0, -1] = 101, 102  # [CLS] ... [SEP]
+        ids[0, 0], ids[0, -1] = bert.tokenizer.cls_token_id, bert.tokenizer.sep_token_id
         types = torch.zeros_like(ids)
 
         ours = partial(bert.model, ids, token_type_ids=types)

@@ -143,10 +143,80 @@ def test_missing_tokenizer_is_clear(ckpt):
 
 
 def test_offline_hub_id_says_what_was_tried(monkeypatch, tmp_path):
+    import huggingface_hub.constants
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_HOME", str(tmp_path / "empty-cache"))  # nothing cached, no network
+    # an empty cache (huggingface_hub reads HF_HOME once, at import, so patch the constant)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "empty"))
     with pytest.raises(CheckpointError) as e:
         mha_core.load_bert("no-such-org/no-such-bert")
     msg = str(e.value)
     assert "local Hugging Face cache" in msg and "HF_HUB_OFFLINE" in msg
     assert "pass that directory instead" in msg
+
+
+def test_fine_tuned_classifier_checkpoint_loads_its_encoder(tiny_dir, tmp_path):
+    """BertForSequenceClassification keeps the encoder under `bert.` and a `classifier.*` head."""
+    from transformers import BertForSequenceClassification
+
+    d = shutil.copytree(tiny_dir, tmp_path / "clf")
+    clf = BertForSequenceClassification.from_pretrained(str(tiny_dir), num_labels=3)
+    clf.save_pretrained(str(d))
+    assert any(k.startswith("classifier.") for k in weights(d))
+    ours = mha_core.load_bert(str(d))
+    for name, p in ours.model.state_dict().items():
+        assert torch.isfinite(p).all(), name
+    res = ours.attend("the cat sat on the mat.")
+    enc = ours.encode("the cat sat on the mat.")
+    with torch.no_grad():
+        theirs = clf.bert.eval()(enc.input_ids[None], output_hidden_states=True)
+    torch.testing.assert_close(res.hidden_states[-1], theirs.last_hidden_state[0], atol=1e-5,
+                               rtol=0)
+
+
+def test_wrapper_prefix_is_stripped(ckpt):
+    sd = weights(ckpt)
+    save_file({"model." + k: v for k, v in sd.items()}, str(ckpt / "model.safetensors"))
+    assert mha_core.load_bert(str(ckpt)).attend("hello").tokens == ["[CLS]", "hello", "[SEP]"]
+
+
+def test_long_key_lists_are_cut_short(ckpt):
+    sd = weights(ckpt)
+    save_file({k.replace("encoder.layer", "encoder.blocks"): v for k, v in sd.items()},
+              str(ckpt / "model.safetensors"))
+    with pytest.raises(CheckpointError, match=r"32 missing keys: .* and 27 more") as e:
+        mha_core.load_bert(str(ckpt))
+    assert len(str(e.value)) < 1200
+
+
+def test_git_lfs_pointer_is_recognised(ckpt):
+    (ckpt / "model.safetensors").write_text("version https://git-lfs.github.com/spec/v1\n"
+                                            "oid sha256:abc\nsize 123\n")
+    with pytest.raises(CheckpointError, match="git-lfs pointer"):
+        mha_core.load_bert(str(ckpt))
+
+
+def test_sharded_checkpoint_is_named(ckpt):
+    (ckpt / "model.safetensors").unlink()
+    (ckpt / "model.safetensors.index.json").write_text("{}")
+    with pytest.raises(CheckpointError, match="model.safetensors.index.json is a sharded"):
+        mha_core.load_bert(str(ckpt))
+
+
+@pytest.mark.parametrize("flag", ["is_decoder", "add_cross_attention"])
+def test_decoder_configs_are_refused(ckpt, flag):
+    edit_config(ckpt, **{flag: True})
+    with pytest.raises(CheckpointError, match=flag):
+        mha_core.load_bert(str(ckpt))
+
+
+def test_one_segment_model_refuses_a_pair_and_raw_forward_checks_length(tmp_path):
+    from tests.conftest import save_tiny_bert
+
+    ours = mha_core.load_bert(str(save_tiny_bert(tmp_path / "one", layers=1,
+                                                 type_vocab_size=1)))
+    assert ours.attend("the cat").tokens[0] == "[CLS]"
+    with pytest.raises(ValueError, match="type_vocab_size 1"):
+        ours.attend("the cat", text_pair="sat")
+    with pytest.raises(ValueError, match=r"max_position_embeddings \(64\)"):
+        ours.model(torch.ones(1, 65, dtype=torch.long))

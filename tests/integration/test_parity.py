@@ -79,6 +79,8 @@ def test_padded_batch_matches(pair):
     for a, b in zip(ours.attentions, theirs.attentions):
         q = mask[:, None, :, None]  # (B, 1, T, 1)
         torch.testing.assert_close(a * q, b * q, atol=ATOL, rtol=0)
+        padded_keys = (mask == 0)[:, None, None, :].expand_as(a)  # (B, H, T, T)
+        assert torch.all(a[padded_keys] == 0)
 
 
 def without_head(hf, layer, head):
@@ -110,3 +112,55 @@ def test_head_mask_matches_zeroed_output_columns(pair, layer, head):
             torch.testing.assert_close(a[keep], b[0, keep], atol=ATOL, rtol=0)
         else:
             torch.testing.assert_close(a, b[0], atol=ATOL, rtol=0)
+
+
+def test_single_head_from_transformers_own_projections(bundled):
+    """The collapsed single head, rebuilt from transformers' query/key layers and its hidden
+    states: softmax((h W_Q + b_Q)(h W_K + b_K)^T / sqrt(d_model))."""
+    hf = hf_reference(bundled.path)
+    text = "I saw the man with a telescope."
+    enc = bundled.encode(text)
+    theirs = run_hf(hf, enc.input_ids[None], enc.token_type_ids[None])
+    res = bundled.attend(text)
+    D = bundled.config.hidden_size
+    for i, layer in enumerate(hf.encoder.layer):
+        h = theirs.hidden_states[i][0]  # (T, D): the input of layer i
+        with torch.no_grad():
+            q, k = layer.attention.self.query(h), layer.attention.self.key(h)  # (T, D)
+        expected = torch.softmax(q @ k.T / D**0.5, dim=-1)  # (T, T)
+        torch.testing.assert_close(res.single_head[i], expected, atol=ATOL, rtol=0)
+
+
+ACTIVATIONS = ["gelu", "gelu_new", "gelu_pytorch_tanh", "relu", "silu", "swish", "tanh"]
+
+
+@pytest.mark.parametrize("act", ACTIVATIONS)
+def test_every_supported_activation_matches(tmp_path, act):
+    import mha_core
+    from tests.conftest import save_tiny_bert
+
+    path = save_tiny_bert(tmp_path / act, layers=1, hidden_act=act, layer_norm_eps=1e-3)
+    ours = mha_core.load_bert(str(path))
+    enc = ours.encode("the cat sat on the mat.")
+    theirs = run_hf(hf_reference(path), enc.input_ids[None], enc.token_type_ids[None])
+    res = ours.attend("the cat sat on the mat.")
+    assert_all_close(res.hidden_states[:, None], res.attentions[:, None], theirs)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_half_precision_checkpoint_is_read_as_float32(tmp_path, dtype):
+    from transformers import BertModel
+
+    import mha_core
+    from tests.conftest import save_tiny_bert
+
+    path = save_tiny_bert(tmp_path / "half", layers=1)
+    BertModel.from_pretrained(str(path), dtype=dtype).save_pretrained(str(path))
+    from safetensors.torch import load_file
+    assert {t.dtype for t in load_file(str(path / "model.safetensors")).values()} == {dtype}
+    ours = mha_core.load_bert(str(path))
+    assert all(p.dtype == torch.float32 for p in ours.model.parameters())
+    enc = ours.encode("hello world")
+    theirs = run_hf(hf_reference(path), enc.input_ids[None], enc.token_type_ids[None])
+    res = ours.attend("hello world")
+    assert_all_close(res.hidden_states[:, None], res.attentions[:, None], theirs)
