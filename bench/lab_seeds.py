@@ -16,6 +16,8 @@ import sys
 import time
 from pathlib import Path
 
+import torch
+
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from mha_core.lab import LabConfig, train  # noqa: E402
@@ -65,10 +67,22 @@ def modes(seeds, steps=600, heads=2):
         print(f"{seed:>4} " + " ".join(f"{c:>14}" for c in cells), flush=True)
 
 
+def long_single(seeds, steps=2000):
+    print(f"\none head trained longer ({steps} steps): accuracy at 600 and at {steps} steps")
+    for seed in seeds:
+        r = train(LabConfig(n_heads=1, steps=steps, seed=seed, eval_every=100))
+        at600 = r.accuracy[list(r.steps).index(600)]
+        print(f"{seed:>4} {at600:>6.3f} {r.final_accuracy:>6.3f}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch threads (1 is fastest for these tiny models on a shared CPU; "
+                         "the results do not depend on it)")
     args = ap.parse_args()
+    torch.set_num_threads(args.threads)
     seeds = range(args.seeds)
     t0 = time.perf_counter()
     sweep(seeds, TEST_STEPS, 2)
@@ -76,6 +90,7 @@ def main():
     sweep(seeds, LabConfig().steps, 4)
     symmetry(seeds[:5])
     modes(seeds[:5])
+    long_single(seeds[:3])
     print(f"\ntotal {time.perf_counter() - t0:.0f} s")
 
 
