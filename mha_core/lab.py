@@ -89,6 +89,12 @@ def make_batch(cfg: LabConfig, n: int, g: torch.Generator):
     return digits, marked, targets
 
 
+def example(cfg: LabConfig):
+    """One sequence to show on the page: digits (T,), marked (T,), targets (T, 2)."""
+    digits, marked, targets = make_batch(cfg, 1, torch.Generator().manual_seed(cfg.seed))
+    return digits[0], marked[0], targets[0]
+
+
 # --- the model ---------------------------------------------------------------------------------
 
 

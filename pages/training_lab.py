@@ -113,11 +113,11 @@ attends to. Two heads can each look at one place. One head must split a single s
 the previous position and the marked one, and two linear readouts must then pull two
 different digits out of the same mixture.
 """)
-    example = lab.make_batch(base, 1, __import__("torch").Generator().manual_seed(seed))
+    digits, marked, targets = lab.example(base)
     st.dataframe(pd.DataFrame({
-        "input": seq_labels(example[0][0], example[1][0]),
-        "PREV": ["–"] + [str(int(t)) for t in example[2][0, 1:, 0]],
-        "MARKED": ["–"] + [str(int(t)) for t in example[2][0, 1:, 1]]}).T,
+        "input": seq_labels(digits, marked),
+        "PREV": ["–"] + [str(int(t)) for t in targets[1:, 0]],
+        "MARKED": ["–"] + [str(int(t)) for t in targets[1:, 1]]}).T,
         width="stretch")
 
 # --- experiment 2 first: the headline ----------------------------------------------------------
@@ -156,11 +156,12 @@ Typically one of the heads becomes a **diagonal** (previous-token) head and the 
 **vertical** stripe on the marked digit: the two patterns Kovaleva et al. (2019) and Clark et
 al. (2019) find in BERT. The single head has to mix both in one map.
 
-**Is it one lucky seed?** `bench/lab_seeds.py` trains both models over 8 seeds (see the
-README): at 600 steps 2 heads reached at least 0.999 accuracy on every seed, one head 0.26 to
-0.80, a margin of at least 0.20 on every seed. One head is not incapable: trained 2000 steps,
-it can approach full accuracy by weighting the two places unequally. Two heads get there in a
-few hundred steps.
+**Is it one lucky seed?** `bench/lab_seeds.py` trained both models on 8 seeds (numbers in
+the README). At 600 steps, 2 heads reached at least 0.999 accuracy on every seed and 4 heads
+1.000; one head reached 0.26 to 0.80, so the margin was at least +0.20 on every seed (mean
++0.43). One head is not incapable: trained for 2000 steps it reached 0.99 on the 3 seeds
+tried. So what the lab measures is how fast the task is learned at a fixed budget: with two
+heads, each relation gets its own softmax, and the task is solved in a few hundred steps.
 """)
     r = res2[f"{heads} heads"]
     st.plotly_chart(figures.curves_figure({f"{heads} heads": (r.steps, r.diversity)},
@@ -242,7 +243,9 @@ else:
         "seconds": f"{r.seconds:.1f}",
         "final diversity": f"{r.diversity[-1]:.2f}"} for k, r in res3.items()]),
         hide_index=True, width="stretch")
-    st.caption("The narrow modes have h× fewer Q/K/V parameters. In this model the embeddings "
-               "are trained too, so they can learn to put what each head needs into its slice. "
-               f"Seconds are wall-clock on a shared CPU. Mean final accuracy: "
-               f"{np.mean([r.final_accuracy for r in res3.values()]):.2f}.")
+    st.caption("The narrow modes have h× fewer Q/K/V parameters. The embeddings are trained "
+               "too, so they can learn to put what each head needs into its slice, and usually "
+               "do: in the seed sweep (2 heads, 600 steps, 5 seeds) wide and random reached "
+               "0.99 to 1.00 on every seed, narrow did on 3 seeds and was still at 0.24 and "
+               "0.51 on the other two. Seconds are wall-clock on a shared CPU. Mean final "
+               f"accuracy here: {np.mean([r.final_accuracy for r in res3.values()]):.2f}.")
