@@ -165,9 +165,8 @@ heads, each relation gets its own softmax, and the task is solved in a few hundr
 """)
     r = res2[f"{heads} heads"]
     st.plotly_chart(figures.curves_figure({f"{heads} heads": (r.steps, r.diversity)},
-                                          "head diversity over training", "mean pairwise "
-                                          "distance of the heads' maps (0..1)",
-                                          yrange=[0, 1]),
+                                          "head diversity over training",
+                                          "mean pairwise map distance", yrange=[0, 1]),
                     width="stretch", key="exp2_div")
 
 # --- experiment 1: symmetry --------------------------------------------------------------------
