@@ -17,5 +17,7 @@ with st.sidebar:
 
 pages = [
     st.Page("pages/explorer.py", title="Explorer", icon="🔍", default=True),
+    st.Page("pages/inside_mha.py", title="Inside MHA", icon="🧮"),
+    st.Page("pages/training_lab.py", title="Training lab", icon="🏋️"),
 ]
 st.navigation(pages).run()

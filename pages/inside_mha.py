@@ -1,0 +1,233 @@
+"""Inside MHA: the matrices step by step (toy and real model), narrow vs wide, and the cost."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from mha_core import figures, lab
+from mha_core.attention import MODES, MultiHeadSelfAttention, input_slices
+from pages import common
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def toy_walkthrough(words: tuple, seed: int):
+    return lab.walkthrough(words, lab.toy_attention(4, 2, seed))
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def real_model_steps(name: str, text: str, layer: int, head: int, query: int):
+    bert, err = common.get_bert(name)
+    if err:
+        raise RuntimeError(err)
+    res = common.attend(name, text)
+    x = res.hidden_states[layer]  # (T, D): the input of this layer
+    return lab.real_steps(bert.model.layers[layer].attn, x, head, query)
+
+
+@st.cache_data(max_entries=32, show_spinner="Timing the three designs…")
+def forward_times(d_model: int, n_heads: int, T: int, B: int) -> dict:
+    return {d: lab.time_forward(lab.cost_module(d, d_model, n_heads), T, B, repeats=3)
+            for d in lab.DESIGNS}
+
+
+def fmt_int(n) -> str:
+    for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return str(int(n))
+
+
+def fmt_bytes(n) -> str:
+    for unit, size in (("GB", 2**30), ("MB", 2**20), ("kB", 2**10)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{int(n)} B"
+
+
+st.header("Inside multi-head attention")
+st.caption("Is the input split across the heads or copied to each one? What are all those "
+           "matrices? What does it cost? Every number here is computed, not drawn.")
+walk_tab, real_tab, slices_tab, cost_tab = st.tabs(
+    ["Toy walkthrough", "The real model, step by step", "Narrow vs wide", "What it costs"])
+
+# --- toy walkthrough ---------------------------------------------------------------------------
+with walk_tab:
+    st.markdown("The classroom example: two words, **d_model = 4**, **2 heads** (so "
+                "d_k = 4 / 2 = 2), seeded weights rounded to one decimal, no biases. Edit the "
+                f"words (up to {lab.TOY_MAX_WORDS}) and step through.")
+    c1, c2 = st.columns([3, 1])
+    text = c1.text_input("Toy words", value=lab.TOY_TEXT, key="toy_text", max_chars=200)
+    seed = c2.number_input("Weight seed", 0, 999, 0, key="toy_seed")
+    words, message = lab.parse_toy_words(text)
+    if message:
+        st.info(message)
+    wt = toy_walkthrough(tuple(words), int(seed))
+    n_steps = len(wt.steps)
+    st.session_state.setdefault("toy_step", 1)
+
+    def move(delta):
+        st.session_state.toy_step = min(max(st.session_state.toy_step + delta, 1), n_steps)
+
+    b1, b2, b3, b4 = st.columns(4)
+    b1.button("◀ Back", on_click=move, args=(-1,), key="toy_back", width="stretch")
+    b2.button("Next step ▶", on_click=move, args=(1,), key="toy_next", type="primary",
+              width="stretch")
+    b3.button("Show all", on_click=move, args=(n_steps,), key="toy_all",
+              width="stretch")
+    b4.button("Start over", on_click=move, args=(-n_steps,), key="toy_reset",
+              width="stretch")
+    shown = min(st.session_state.toy_step, n_steps)
+    st.progress(shown / n_steps, text=f"Step {shown} of {n_steps}")
+    for step in wt.steps[:shown]:
+        st.subheader(step.title)
+        st.write(step.text)
+        per_row = 3
+        for start in range(0, len(step.matrices), per_row):
+            cols = st.columns(per_row)
+            for col, m in zip(cols, step.matrices[start:start + per_row]):
+                col.plotly_chart(figures.matrix_figure(m.values, m.rows, m.cols,
+                                                       f"{m.name}   {m.shape_text}"),
+                                 width="stretch")
+    if shown == n_steps:
+        st.success("That is the whole of multi-head self-attention. The input was COPIED to "
+                   "every head (each W_Q_i reads all d_model numbers); what is split is the "
+                   "output width: each head makes only d_k = d_model / h numbers.")
+
+# --- the same steps on the real model ----------------------------------------------------------
+with real_tab:
+    name, sentence = common.current_model(), common.current_text()
+    bert, err = common.get_bert(name)
+    if err:
+        st.error(err)
+    elif not sentence.strip():
+        st.info("Type a sentence in the sidebar to see it go through the model.")
+    else:
+        res = common.attend(name, sentence)
+        cfg = bert.config
+        L, H, D = cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size
+        if res.truncated:
+            st.warning(f"The text was cut to the model's limit of {res.max_length} tokens.")
+        c1, c2, c3 = st.columns(3)
+        layer = c1.selectbox("Layer", range(L), format_func=lambda i: f"layer {i + 1}",
+                             key="real_layer")
+        head = c2.selectbox("Head", range(H), format_func=lambda i: f"head {i + 1}",
+                            key="real_head")
+        T = len(res.tokens)
+        query = c3.selectbox("Query token", range(T), index=min(1, T - 1),
+                             format_func=lambda i: f"{i}: {res.tokens[i]}", key="real_query")
+        steps = real_model_steps(name, sentence, int(layer), int(head), int(query))
+        st.markdown(f"**{bert.name}**, layer {layer + 1}: d_model = {D}, h = {H}, "
+                    f"d_k = {D // H}, T = {T} tokens, batch B = 1.")
+        st.dataframe(pd.DataFrame(
+            [{"stage": s, "shape": str(shape), "what": w} for s, shape, w in steps.shapes]),
+            hide_index=True, width="stretch")
+        st.subheader("The neuron view")
+        st.write(f"Head {head + 1}'s query vector q for “{res.tokens[query]}” is multiplied "
+                 "elementwise with every key vector k (left); each row's sum divided by "
+                 f"√d_k = √{D // H} is the logit (middle); the softmax of the logits is the "
+                 "attention row (right).")
+        st.plotly_chart(figures.neuron_figure(res.tokens, steps.products, steps.logits,
+                                              steps.probs, res.tokens[query]),
+                        width="stretch")
+        gap = float(np.abs(steps.probs - steps.module_probs).max())
+        st.caption(f"Check: this softmax and the weights the model itself returns for this head "
+                   f"and token differ by at most {gap:.1e}.")
+
+# --- narrow vs wide ----------------------------------------------------------------------------
+with slices_tab:
+    st.markdown(
+        "**Wide** (the standard, BERT and Vaswani et al. 2017): every head sees the whole "
+        "input vector and projects it to d_model/h. **Narrow**: the input vector is cut into "
+        "h slices and each head sees only its own slice. **Random overlapping**: each head "
+        "sees its own random subset of input dimensions; subsets may overlap, and some "
+        "dimensions may reach no head at all. In every mode W_O mixes all heads afterwards.")
+    c1, c2, c3, c4 = st.columns(4)
+    d = c1.selectbox("d_model", [8, 12, 16, 24, 32], index=2, key="sl_d")
+    h_options = [h for h in (1, 2, 3, 4, 6, 8) if d % h == 0 and h < d]
+    h = c2.selectbox("heads h", h_options, index=min(2, len(h_options) - 1), key="sl_h")
+    T_sl = c3.number_input("tokens T (for FLOPs)", 1, 4096, 16, key="sl_T")
+    slice_seed = c4.number_input("random seed", 0, 999, 0, key="sl_seed")
+    cols = st.columns(3)
+    for col, mode in zip(cols, MODES):
+        reads = np.ones((h, d))
+        if mode != "wide":
+            reads = np.zeros((h, d))
+            sl = input_slices(d, h, mode, int(slice_seed)).numpy()  # (H, K)
+            np.put_along_axis(reads, sl, 1.0, axis=1)
+        c = lab.slice_cost(mode, d, h, int(T_sl))
+        real = sum(p.numel() for p in
+                   MultiHeadSelfAttention(d, h, mode, slice_seed=int(slice_seed)).parameters())
+        col.plotly_chart(figures.slices_figure(reads, f"{mode}: which dims reach which head"),
+                         width="stretch")
+        col.markdown(f"- parameters: **{c.params:,}** (a real module has {real:,})\n"
+                     f"- projection FLOPs: **{c.proj_flops:,}**\n"
+                     f"- attention FLOPs: {c.attn_flops:,}")
+        unread = int((reads.sum(0) == 0).sum())
+        if mode == "random":
+            col.caption(f"{unread} of {d} input dims reach no head's Q/K/V; "
+                        f"{int((reads.sum(0) > 1).sum())} reach more than one.")
+    st.caption("The narrow modes save the Q/K/V parameters and FLOPs by a factor of h "
+               "(3 d²/h instead of 3 d²); W_O is the same. Train them against each other in "
+               "the training lab (experiment 3).")
+
+# --- cost calculator ---------------------------------------------------------------------------
+with cost_tab:
+    st.markdown("“8 heads of 64 cost the same as 1 head of 512; 8 heads of 512 cost 8×.” "
+                "Check it for any size. FLOPs count a multiply-add as 2 (softmax, scaling "
+                "and biases left out); attention maps are float32.")
+    c1, c2, c3, c4 = st.columns(4)
+    d = c1.selectbox("d_model", [64, 128, 256, 384, 512, 768, 1024], index=4, key="cost_d")
+    h = c2.selectbox("heads h", [1, 2, 4, 6, 8, 12, 16], index=4, key="cost_h")
+    T = c3.number_input("tokens T", 1, 8192, 128, key="cost_T")
+    B = c4.number_input("batch", 1, 256, 1, key="cost_B")
+    T, B = int(T), int(B)
+    if d % h:
+        st.warning(f"d_model = {d} is not divisible by h = {h}: h heads of d_model/h do not "
+                   "exist. Choose another h.")
+    else:
+        costs = [lab.attention_cost(k, d, h, T, B) for k in lab.DESIGNS]
+        real = [sum(p.numel() for p in lab.cost_module(k, d, h).parameters())
+                for k in lab.DESIGNS]
+        names = [f"{c.heads} × {c.d_head}" for c in costs]
+        rows = []
+        for name, c, r in zip(lab.DESIGNS.values(), costs, real):
+            rows.append({"design": name, "heads × d_k": f"{c.heads} × {c.d_head}",
+                         "parameters": f"{c.params:,}",
+                         "real module": f"{r:,} {'✓' if r == c.params else '✗'}",
+                         "projection FLOPs": fmt_int(c.proj_flops),
+                         "attention FLOPs": fmt_int(c.attn_flops),
+                         "attention share": f"{c.attn_flops / c.flops:.0%}",
+                         "attention maps": fmt_bytes(c.map_bytes)})
+        small = costs[2].flops * B <= 4e9 and costs[2].map_bytes <= 2**28
+        if small:
+            times = forward_times(d, h, T, B)
+            for row, k in zip(rows, lab.DESIGNS):
+                row["forward (measured)"] = f"{times[k] * 1e3:.2f} ms"
+                row["time ÷ 1 head"] = f"{times[k] / times['one']:.2f}×"
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        if not small:
+            st.caption("Too large to time here on a shared CPU; the formulas still hold.")
+        st.plotly_chart(figures.cost_figure(names, [c.params for c in costs],
+                                            [c.flops for c in costs],
+                                            [c.map_bytes for c in costs],
+                                            f"d_model {d}, h {h}, T {T}, batch {B}"),
+                        width="stretch")
+        one, split, full = costs
+        st.markdown(
+            f"""
+**Where the slogan holds.** {h} heads of {d // h} have exactly the parameters
+({split.params:,}) and projection FLOPs of 1 head of {d}: the three d_model × d_model
+projections are the same matrices, only cut into heads. Their attention FLOPs are equal too,
+because h · d_k = d_model ({h} · {d // h} = {d}). Vaswani et al. (2017) chose d_k = d_model/h
+for exactly this reason.
+
+**Where it does not.** Every head has its own T × T map: {h} heads store and softmax {h}×
+the maps of one head ({fmt_bytes(split.map_bytes)} against {fmt_bytes(one.map_bytes)}).
+That term grows with T², so for long inputs the memory and the softmax work grow with h even
+at the same d_model. The measured times include that and the overhead of small matrices.
+
+**{h} heads of {d} each** cost {full.params / one.params:.2f}× the parameters and
+{full.flops / one.flops:.2f}× the FLOPs of one head: the projections get {h}× wider. Attention
+FLOPs are {full.attn_flops / one.attn_flops:.0f}× too. The attention share of the FLOPs
+(4·B·T²·d against 8·B·T·d² for the projections) passes one half when T > 2·d_model.
+""")
