@@ -17,5 +17,8 @@ with st.sidebar:
 
 pages = [
     st.Page("pages/explorer.py", title="Explorer", icon="🔍", default=True),
+    st.Page("pages/all_heads.py", title="All heads", icon="🗺️"),
+    st.Page("pages/head_lab.py", title="Head lab", icon="🔧"),
+    st.Page("pages/two_readings.py", title="Two readings", icon="⚖️"),
 ]
 st.navigation(pages).run()

@@ -58,6 +58,9 @@ KOVALEVA_TYPE = {"[CLS]-sink": "vertical", "[SEP]-sink": "vertical", "punctuatio
                  "previous-token": "diagonal", "next-token": "diagonal",
                  "self/diagonal": "diagonal", "broad": "heterogeneous (broad)",
                  HETEROGENEOUS: "heterogeneous"}
+# Our choice: a heterogeneous head with at least this much on [CLS]/[SEP]/punctuation AND on
+# one diagonal (previous, next or itself) is Kovaleva's "vertical+diagonal".
+MIXED_SHARE = 0.3
 SHORT_LABEL = {"[CLS]-sink": "CLS", "[SEP]-sink": "SEP", "punctuation": "punct",
                "previous-token": "prev", "next-token": "next", "self/diagonal": "self",
                "broad": "broad", HETEROGENEOUS: "het"}
@@ -122,6 +125,18 @@ def label_heads(metrics: dict) -> np.ndarray:
     return labels
 
 
+def kovaleva_types(metrics: dict, labels) -> np.ndarray:
+    """Kovaleva et al. 2019's type for each head: KOVALEVA_TYPE, plus vertical+diagonal for
+    heterogeneous heads that are both (MIXED_SHARE on each side). (...) array of str."""
+    types = np.vectorize(KOVALEVA_TYPE.get, otypes=[object])(labels)
+    vertical = metrics["cls"] + metrics["sep"] + metrics["punct"]
+    diagonal = np.maximum(np.maximum(metrics["prev"], metrics["next"]), metrics["self"])
+    mixed = (np.asarray(labels) == HETEROGENEOUS) & (vertical >= MIXED_SHARE) & (
+        diagonal >= MIXED_SHARE)
+    types[mixed] = "vertical+diagonal"
+    return types
+
+
 def result_metrics(res) -> dict:
     """head_metrics of an AttentionResult: {name: (L, H)}."""
     return head_metrics(res.attentions, token_kinds(res.tokens, res.special))
@@ -149,8 +164,10 @@ def rollout(att) -> torch.Tensor:
 
 
 def output_change(intact, changed) -> torch.Tensor:
-    """1 - cosine between final hidden states, per token: (T, D), (..., T, D) -> (..., T)."""
-    return 1 - torch.nn.functional.cosine_similarity(changed, intact.expand_as(changed), dim=-1)
+    """1 - cosine between final hidden states, per token: (T, D), (..., T, D) -> (..., T).
+    Clamped at 0: identical vectors can give -1e-7 in float32."""
+    cos = torch.nn.functional.cosine_similarity(changed, intact.expand_as(changed), dim=-1)
+    return (1 - cos).clamp_min(0)
 
 
 def _batched_last_hidden(bert, enc, masks, max_tokens=8192):

@@ -185,3 +185,19 @@ def test_reading_difference_keeps_leading_dims_and_find_word():
     assert d.shape == (2, 3) and np.all(d >= 0) and np.all(d <= 1 + 1e-9)
     assert an.find_word(["[CLS]", "I", "With", "with"], "with") == 2
     assert an.find_word(["[CLS]", "I"], "telescope") is None
+
+
+def test_kovaleva_types():
+    # 0.4 on [CLS] plus 0.4 on the previous token: heterogeneous label, vertical+diagonal type
+    att = torch.zeros(T, T)
+    for i in range(1, T):
+        att[i, 0] += 0.4
+        att[i, i - 1] += 0.4
+        att[i, i] += 0.2
+    att[0, 0] = 1.0
+    maps = torch.stack([att, one_hot_map(lambda i: 0), torch.full((T, T), 1 / T)])
+    m = an.head_metrics(maps, KINDS)
+    labels = an.label_heads(m)
+    assert labels.tolist() == ["heterogeneous", "[CLS]-sink", "broad"]
+    assert an.kovaleva_types(m, labels).tolist() == ["vertical+diagonal", "vertical",
+                                                      "heterogeneous (broad)"]

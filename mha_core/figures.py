@@ -1,0 +1,224 @@
+"""Plotly figure builders: numpy in, go.Figure out. No Streamlit, no torch.
+
+Shape letters: L layers, H heads, T tokens, G words.
+"""
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+# --- All heads, head lab, two readings
+
+LABEL_COLOURS = {  # one colour per pattern label, for the atlas overlay and the label grids
+    "CLS": "#7f7f7f", "SEP": "#8c564b", "punct": "#9467bd", "prev": "#d62728",
+    "next": "#ff7f0e", "self": "#2ca02c", "broad": "#1f77b4", "het": "#444444",
+}
+HOVER_CELLS = 60_000  # above this many cells a figure gets no per-cell hover text (page weight)
+
+
+def _esc(s) -> str:
+    """Plotly renders a little HTML in text; show user text as text."""
+    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def atlas_figure(att, tokens, short_labels, title="", max_tokens=48) -> go.Figure:
+    """Every head as a thumbnail in ONE heatmap trace: att (L, H, T, T), short_labels (L, H).
+
+    Tiles sit on a grid with a gap above each tile for its pattern label. Maps longer than
+    max_tokens show their first max_tokens tokens (the metrics still use every token)."""
+    att = np.asarray(att, dtype=np.float32)
+    L, H, T, _ = att.shape
+    n = min(T, max_tokens)
+    gx, gy = max(1, -(-n // 8)), max(2, -(-n // 3))  # gaps: between columns, above each tile
+    cw, ch = n + gx, n + gy  # one tile's cell in grid units
+    grid = np.full((L * ch, H * cw), np.nan, dtype=np.float32)
+    for layer in range(L):
+        for head in range(H):
+            r, c = layer * ch + gy, head * cw
+            grid[r:r + n, c:c + n] = att[layer, head, :n, :n]  # (n, n) tile
+    hover = None
+    if grid.size <= HOVER_CELLS:
+        tok = [_esc(t) for t in tokens[:n]]
+        hover = np.full(grid.shape, "", dtype=object)
+        for layer in range(L):
+            for head in range(H):
+                r, c = layer * ch + gy, head * cw
+                for q in range(n):
+                    for k in range(n):
+                        hover[r + q, c + k] = (f"L{layer + 1} H{head + 1} {tok[q]}→{tok[k]} "
+                                               f"{att[layer, head, q, k]:.2f}")
+    fig = go.Figure(go.Heatmap(
+        z=np.round(grid, 3), colorscale="Blues", zmin=0, zmax=1, showscale=True,
+        colorbar=dict(title="weight", thickness=12), hoverongaps=False,
+        text=hover, hoverinfo="text" if hover is not None else "skip", name="atlas"))
+    # the labels: one text trace (much faster than L*H layout annotations)
+    hh, ll = np.meshgrid(np.arange(H), np.arange(L))  # (L, H) each
+    labels = [str(short_labels[i][h]) for i, h in zip(ll.ravel(), hh.ravel())]
+    fig.add_trace(go.Scatter(
+        x=hh.ravel() * cw + (n - 1) / 2, y=ll.ravel() * ch + gy / 2 - 0.5, mode="text",
+        text=labels, textfont=dict(size=11, color=[LABEL_COLOURS.get(t, "#000") for t in labels]),
+        hoverinfo="skip", showlegend=False, name="labels"))
+    fig.update_xaxes(tickvals=[h * cw + (n - 1) / 2 for h in range(H)],
+                     ticktext=[f"H{h + 1}" for h in range(H)], side="top", showgrid=False,
+                     zeroline=False, range=[-0.5, H * cw - gx - 0.5])
+    fig.update_yaxes(tickvals=[i * ch + gy + (n - 1) / 2 for i in range(L)],
+                     ticktext=[f"L{i + 1}" for i in range(L)], autorange="reversed",
+                     showgrid=False, zeroline=False)
+    fig.update_layout(title=dict(text=_esc(title), x=0, font=dict(size=14)),
+                      height=int(np.clip(1000 * L * ch / (H * cw), 260, 1400)) + 90,
+                      margin=dict(l=40, r=10, t=80, b=10), plot_bgcolor="white")
+    return fig
+
+
+def _head_grid(values, title, colorbar, text=None, zmin=None, zmax=None, colorscale="Viridis",
+               selected=None, selectable=False) -> go.Figure:
+    """An L x H heatmap, one cell per head, with optional cell text and a selected-cell frame.
+    selectable adds invisible markers on the cells so that a click selects a head."""
+    values = np.asarray(values, dtype=np.float64)
+    L, H = values.shape
+    hx = [f"H{h + 1}" for h in range(H)]
+    ly = [f"L{i + 1}" for i in range(L)]
+    fig = go.Figure(go.Heatmap(
+        z=values, x=list(range(H)), y=list(range(L)), colorscale=colorscale, zmin=zmin,
+        zmax=zmax, text=None if text is None else np.asarray(text, dtype=object),
+        texttemplate="%{text}" if text is not None else None, textfont=dict(size=10),
+        colorbar=dict(title=colorbar, thickness=12),
+        customdata=np.array([[f"L{i + 1} H{h + 1}" for h in range(H)] for i in range(L)]),
+        hovertemplate="%{customdata}: %{z:.3f}<extra></extra>"))
+    if selectable:
+        hh, ll = np.meshgrid(np.arange(H), np.arange(L))  # (L, H) each
+        fig.add_trace(go.Scatter(
+            x=hh.ravel(), y=ll.ravel(), mode="markers", showlegend=False,
+            marker=dict(symbol="square", size=22, color="rgba(0,0,0,0)"),
+            customdata=np.stack([ll.ravel(), hh.ravel()], axis=1), hoverinfo="skip"))
+    if selected is not None:
+        layer, head = selected
+        fig.add_shape(type="rect", x0=head - 0.5, x1=head + 0.5, y0=layer - 0.5,
+                      y1=layer + 0.5, line=dict(color="red", width=3))
+    fig.update_xaxes(tickvals=list(range(H)), ticktext=hx, side="top", showgrid=False)
+    fig.update_yaxes(tickvals=list(range(L)), ticktext=ly, autorange="reversed", showgrid=False)
+    fig.update_layout(title=dict(text=title, x=0, font=dict(size=14)),
+                      height=max(260, 34 * L + 120), margin=dict(l=40, r=10, t=80, b=10),
+                      clickmode="event+select")
+    return fig
+
+
+def metric_grid_figure(values, short_labels, title, colorbar) -> go.Figure:
+    """A metric per head (L, H) with each head's pattern label written in its cell."""
+    return _head_grid(values, title, colorbar, text=short_labels)
+
+
+def importance_figure(importance) -> go.Figure:
+    """Michel-style importance per head (L, H): mean 1 - cosine when that head alone is off."""
+    imp = np.asarray(importance)
+    return _head_grid(imp, "Importance: output change when this head alone is off",
+                      "1 − cos", text=np.vectorize(lambda v: f"{v:.3f}")(imp), zmin=0,
+                      colorscale="Reds")
+
+
+def map_change_figure(change) -> go.Figure:
+    """How far each head's map moved under the ablation (L, H), total variation in [0, 1]."""
+    return _head_grid(change, "How much each head's map changed (mean total variation)",
+                      "TV", zmin=0, zmax=max(0.05, float(np.max(change))), colorscale="Purples")
+
+
+def diff_grid_figure(diff, selected=None) -> go.Figure:
+    """Two readings: the focus word's change per head (L, H), clickable."""
+    d = np.asarray(diff)
+    return _head_grid(d, "Where the focus word looks: difference between the readings "
+                         "(click a head)", "TV", text=np.vectorize(lambda v: f"{v:.2f}")(d),
+                      zmin=0, zmax=1, colorscale="Oranges", selected=selected, selectable=True)
+
+
+def pruning_curve_figure(curve) -> go.Figure:
+    """Output change with the k least important heads off, k = 0 .. L*H."""
+    curve = np.asarray(curve)
+    n = len(curve) - 1
+    fig = go.Figure(go.Scatter(
+        x=np.arange(n + 1), y=curve, mode="lines+markers", marker=dict(size=4),
+        hovertemplate="%{x} heads off: %{y:.3f}<extra></extra>"))
+    fig.update_layout(title=dict(text="How many heads can go? (least important first)", x=0,
+                                 font=dict(size=14)),
+                      xaxis_title=f"heads switched off (of {n})",
+                      yaxis_title="mean 1 − cos of the final layer", height=340,
+                      margin=dict(l=60, r=10, t=50, b=50))
+    fig.update_yaxes(rangemode="tozero")
+    return fig
+
+
+def token_change_figure(tokens, change) -> go.Figure:
+    """Per token, 1 - cosine between the ablated and the intact final hidden state."""
+    change = np.asarray(change)
+    fig = go.Figure(go.Bar(x=list(range(len(change))), y=change,
+                           customdata=[_esc(t) for t in tokens],
+                           hovertemplate="%{customdata}: %{y:.4f}<extra></extra>"))
+    fig.update_xaxes(tickvals=list(range(len(change))), ticktext=[_esc(t) for t in tokens])
+    fig.update_layout(title=dict(text="Change of the final hidden state per token", x=0,
+                                 font=dict(size=14)),
+                      yaxis_title="1 − cos", height=300, margin=dict(l=60, r=10, t=50, b=60))
+    top = float(change.max()) if change.size else 0.0
+    fig.update_yaxes(range=[0, max(1e-3, 1.1 * top)])  # no heads off: a flat 0, not float noise
+    return fig
+
+
+def _map_trace(m, labels, coloraxis="coloraxis"):
+    lab = [_esc(t) for t in labels]
+    n = len(lab)
+    text = None
+    if m.size <= HOVER_CELLS // 4:
+        text = [[f"{lab[q]} → {lab[k]}: {m[q, k]:.2f}" for k in range(n)] for q in range(n)]
+    return go.Heatmap(z=np.round(m, 3), x=list(range(n)), y=list(range(n)), text=text,
+                      hoverinfo="text" if text else "skip", coloraxis=coloraxis)
+
+
+def _token_axes(fig, labels, row, col, show_y=True):
+    ticks = list(range(len(labels)))
+    lab = [_esc(t) for t in labels]
+    fig.update_xaxes(tickvals=ticks, ticktext=lab, tickangle=-60, row=row, col=col)
+    fig.update_yaxes(tickvals=ticks, ticktext=lab if show_y else [""] * len(ticks),
+                     autorange="reversed", row=row, col=col)
+
+
+def side_by_side_figure(map_a, labels_a, map_b, labels_b, title_a, title_b,
+                        focus_a=None, focus_b=None, height=440) -> go.Figure:
+    """Two attention maps next to each other (they may differ in size), one colour scale 0..1.
+    focus_a / focus_b frame one query row (the focus word)."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(_esc(title_a), _esc(title_b)),
+                        horizontal_spacing=0.12)
+    for col, (m, labels, focus) in enumerate(((map_a, labels_a, focus_a),
+                                              (map_b, labels_b, focus_b)), start=1):
+        m = np.asarray(m, dtype=np.float64)
+        fig.add_trace(_map_trace(m, labels), row=1, col=col)
+        _token_axes(fig, labels, 1, col)
+        if focus is not None:
+            fig.add_shape(type="rect", x0=-0.5, x1=len(labels) - 0.5, y0=focus - 0.5,
+                          y1=focus + 0.5, line=dict(color="red", width=2), row=1, col=col)
+    fig.update_layout(coloraxis=dict(colorscale="Blues", cmin=0, cmax=1,
+                                     colorbar=dict(title="weight", thickness=12)),
+                      height=height, margin=dict(l=60, r=10, t=50, b=80))
+    return fig
+
+
+def rollout_figure(raw, roll, tokens, layers=None) -> go.Figure:
+    """Per layer: the raw mean attention over heads and the rollout. raw, roll: (L, T, T).
+    Several layers: raw on the top row, rollout below, one column per layer. One layer: the two
+    maps side by side, with every token labelled."""
+    raw, roll = np.asarray(raw, dtype=np.float64), np.asarray(roll, dtype=np.float64)
+    layers = list(range(raw.shape[0])) if layers is None else list(layers)
+    if len(layers) == 1:
+        (layer,) = layers
+        return side_by_side_figure(raw[layer], tokens, roll[layer], tokens,
+                                   f"L{layer + 1}: raw mean of the heads",
+                                   f"L{layer + 1}: rollout (layers 1 to {layer + 1})")
+    fig = make_subplots(rows=2, cols=len(layers), horizontal_spacing=0.01, vertical_spacing=0.06,
+                        subplot_titles=[f"L{i + 1}" for i in layers] + [""] * len(layers),
+                        row_titles=["raw mean", "rollout"])
+    for j, layer in enumerate(layers, start=1):
+        for row, m in ((1, raw[layer]), (2, roll[layer])):
+            fig.add_trace(_map_trace(m, tokens), row=row, col=j)
+            _token_axes(fig, tokens, row, j, show_y=(j == 1))
+            fig.update_xaxes(showticklabels=False, row=row, col=j)
+    fig.update_layout(coloraxis=dict(colorscale="Blues", cmin=0, cmax=1,
+                                     colorbar=dict(title="weight", thickness=12)),
+                      height=520, margin=dict(l=60, r=40, t=40, b=20))
+    return fig
