@@ -116,10 +116,15 @@ def importance_figure(importance) -> go.Figure:
                       colorscale="Reds")
 
 
-def map_change_figure(change) -> go.Figure:
-    """How far each head's map moved under the ablation (L, H), total variation in [0, 1]."""
+def map_change_figure(change, mask) -> go.Figure:
+    """How far each head's map moved under the ablation (L, H), total variation in [0, 1].
+    Heads that are off (mask 0) are left blank and marked "off"."""
+    off = np.asarray(mask) == 0
+    change = np.where(off, np.nan, np.asarray(change, dtype=np.float64))
+    text = np.where(off, "off", np.vectorize(lambda v: f"{v:.2f}")(np.nan_to_num(change)))
     return _head_grid(change, "How much each head's map changed (mean total variation)",
-                      "TV", zmin=0, zmax=max(0.05, float(np.max(change))), colorscale="Purples")
+                      "TV", text=text, zmin=0, zmax=max(0.05, float(np.nanmax(change, initial=0))),
+                      colorscale="Purples")
 
 
 def diff_grid_figure(diff, selected=None) -> go.Figure:
@@ -180,17 +185,19 @@ def _token_axes(fig, labels, row, col, show_y=True):
 
 
 def side_by_side_figure(map_a, labels_a, map_b, labels_b, title_a, title_b,
-                        focus_a=None, focus_b=None, height=440) -> go.Figure:
+                        focus_a=None, focus_b=None, height=440, max_tokens=128) -> go.Figure:
     """Two attention maps next to each other (they may differ in size), one colour scale 0..1.
-    focus_a / focus_b frame one query row (the focus word)."""
+    focus_a / focus_b frame one query row (the focus word). Maps longer than max_tokens show
+    their first max_tokens rows and columns."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=(_esc(title_a), _esc(title_b)),
                         horizontal_spacing=0.12)
     for col, (m, labels, focus) in enumerate(((map_a, labels_a, focus_a),
                                               (map_b, labels_b, focus_b)), start=1):
-        m = np.asarray(m, dtype=np.float64)
+        labels = list(labels)[:max_tokens]
+        m = np.asarray(m, dtype=np.float64)[:max_tokens, :max_tokens]
         fig.add_trace(_map_trace(m, labels), row=1, col=col)
         _token_axes(fig, labels, 1, col)
-        if focus is not None:
+        if focus is not None and focus < max_tokens:
             fig.add_shape(type="rect", x0=-0.5, x1=len(labels) - 0.5, y0=focus - 0.5,
                           y1=focus + 0.5, line=dict(color="red", width=2), row=1, col=col)
     fig.update_layout(coloraxis=dict(colorscale="Blues", cmin=0, cmax=1,
@@ -199,17 +206,20 @@ def side_by_side_figure(map_a, labels_a, map_b, labels_b, title_a, title_b,
     return fig
 
 
-def rollout_figure(raw, roll, tokens, layers=None) -> go.Figure:
+def rollout_figure(raw, roll, tokens, layers=None, max_tokens=64) -> go.Figure:
     """Per layer: the raw mean attention over heads and the rollout. raw, roll: (L, T, T).
     Several layers: raw on the top row, rollout below, one column per layer. One layer: the two
-    maps side by side, with every token labelled."""
+    maps side by side, with every token labelled. Shows at most max_tokens tokens."""
     raw, roll = np.asarray(raw, dtype=np.float64), np.asarray(roll, dtype=np.float64)
     layers = list(range(raw.shape[0])) if layers is None else list(layers)
     if len(layers) == 1:
         (layer,) = layers
         return side_by_side_figure(raw[layer], tokens, roll[layer], tokens,
                                    f"L{layer + 1}: raw mean of the heads",
-                                   f"L{layer + 1}: rollout (layers 1 to {layer + 1})")
+                                   f"L{layer + 1}: rollout (layers 1 to {layer + 1})",
+                                   max_tokens=max_tokens)
+    n = max_tokens
+    raw, roll, tokens = raw[:, :n, :n], roll[:, :n, :n], list(tokens)[:n]  # (L, n, n)
     fig = make_subplots(rows=2, cols=len(layers), horizontal_spacing=0.01, vertical_spacing=0.06,
                         subplot_titles=[f"L{i + 1}" for i in layers] + [""] * len(layers),
                         row_titles=["raw mean", "rollout"])

@@ -122,8 +122,12 @@ st.caption("Top: the mean of the heads' maps in each layer. Bottom: the attentio
 st.plotly_chart(fg.rollout_figure(view["raw"], view["rollout"], tokens), key="rollout",
                 config={"displayModeBar": False})
 layer = st.select_slider("Look closer at layer", options=list(range(1, L + 1)), value=L)
-st.plotly_chart(fg.rollout_figure(view["raw"], view["rollout"], tokens, layers=[layer - 1]),
+st.plotly_chart(fg.rollout_figure(view["raw"], view["rollout"], tokens, layers=[layer - 1],
+                                  max_tokens=128),
                 key="rollout_one", config={"displayModeBar": False})
+if len(tokens) > 64:
+    st.caption("The grid shows the first 64 tokens and the close-up the first 128; the rollout "
+               "itself runs over every token.")
 
 st.subheader("Corpus mode")
 st.caption("One sentence is an anecdote. Average the metrics over many sentences to get each "

@@ -91,7 +91,7 @@ if n_off:
     st.markdown(f"**The maps above.** Layers up to L{lowest + 1} see the same input as before; "
                 "from the next layer on, every head reads a changed input, so its map moves. "
                 "A head that is off has an all-zero map.")
-    st.plotly_chart(fg.map_change_figure(view["map_change"]), key="map_change",
+    st.plotly_chart(fg.map_change_figure(view["map_change"], mask), key="map_change",
                     config={"displayModeBar": False})
     above = view["map_change"].copy()
     above[mask == 0] = -1  # suggest a head that is still on
@@ -104,6 +104,8 @@ if n_off:
         view["intact"][layer, head], tokens, view["ablated"][layer, head], tokens,
         f"{pick}, intact", f"{pick}, with the heads off"), key="lab_pair",
         config={"displayModeBar": False})
+    if len(tokens) > 128:
+        st.caption("The maps show the first 128 tokens.")
 
 st.subheader("Which heads matter? (Michel et al. 2019, ablation form)")
 st.caption("Each head is switched off alone and the final layer is compared with the intact "
