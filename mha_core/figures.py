@@ -78,19 +78,21 @@ def _head_grid(values, title, colorbar, text=None, zmin=None, zmax=None, colorsc
     L, H = values.shape
     hx = [f"H{h + 1}" for h in range(H)]
     ly = [f"L{i + 1}" for i in range(L)]
+    names = np.array([[f"L{i + 1} H{h + 1}" for h in range(H)] for i in range(L)])  # (L, H)
     fig = go.Figure(go.Heatmap(
         z=values, x=list(range(H)), y=list(range(L)), colorscale=colorscale, zmin=zmin,
         zmax=zmax, text=None if text is None else np.asarray(text, dtype=object),
         texttemplate="%{text}" if text is not None else None, textfont=dict(size=10),
-        colorbar=dict(title=colorbar, thickness=12),
-        customdata=np.array([[f"L{i + 1} H{h + 1}" for h in range(H)] for i in range(L)]),
-        hovertemplate="%{customdata}: %{z:.3f}<extra></extra>"))
-    if selectable:
+        colorbar=dict(title=colorbar, thickness=12), customdata=names,
+        hovertemplate="%{customdata}: %{z:.3f}<extra></extra>",
+        hoverinfo="skip" if selectable else None))
+    if selectable:  # heatmaps cannot be selected by a click; invisible markers on top can
         hh, ll = np.meshgrid(np.arange(H), np.arange(L))  # (L, H) each
         fig.add_trace(go.Scatter(
             x=hh.ravel(), y=ll.ravel(), mode="markers", showlegend=False,
-            marker=dict(symbol="square", size=22, color="rgba(0,0,0,0)"),
-            customdata=np.stack([ll.ravel(), hh.ravel()], axis=1), hoverinfo="skip"))
+            marker=dict(symbol="square", size=24, color="rgba(0,0,0,0)"),
+            text=[f"{n}: {v:.3f}" for n, v in zip(names.ravel(), values.ravel())],
+            hovertemplate="%{text}<extra></extra>"))
     if selected is not None:
         layer, head = selected
         fig.add_shape(type="rect", x0=head - 0.5, x1=head + 0.5, y0=layer - 0.5,

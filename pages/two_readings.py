@@ -37,9 +37,8 @@ def use_pair():
 def on_click():
     """A click on the grid selects that head (it then shows in the select box too)."""
     points = st.session_state["tr_grid"].selection.points
-    if points and "customdata" in points[0]:
-        layer, head = points[0]["customdata"]
-        st.session_state["tr_head"] = f"L{int(layer) + 1} H{int(head) + 1}"
+    if points and "x" in points[0] and "y" in points[0]:  # x = head, y = layer (0-based)
+        st.session_state["tr_head"] = f"L{int(points[0]['y']) + 1} H{int(points[0]['x']) + 1}"
 
 
 st.header("Two readings")
