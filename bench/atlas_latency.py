@@ -93,7 +93,7 @@ def main():
 
     if args.threads:
         torch.set_num_threads(args.threads)
-            os.environ["OMP_NUM_THREADS"] = str(args.threads)  # the server inherits it
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)  # the server inherits it
 
     import mha_core
 
