@@ -21,6 +21,48 @@ def _esc(s) -> str:
     return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
+def _tiles(maps, gx, gy):
+    """Lay maps (R, C, n, n) out on one grid with gx empty columns between tiles and gy empty
+    rows above each tile: returns the (R * (n + gy), C * (n + gx)) grid, NaN in the gaps."""
+    R, C, n, _ = maps.shape
+    grid = np.full((R, n + gy, C, n + gx), np.nan, dtype=np.float32)
+    grid[:, gy:, :, :n] = maps.transpose(0, 2, 1, 3)  # (R, n, C, n)
+    return grid.reshape(R * (n + gy), C * (n + gx))
+
+
+def _tile_hover(maps, tokens, names, gx, gy):
+    """Hover text for _tiles: "name  query→key  weight" per cell, "" in the gaps, or None when
+    the grid is too big to label every cell."""
+    R, C, n, _ = maps.shape
+    if R * C * (n + gy) * (n + gx) > HOVER_CELLS:
+        return None
+    tok = np.array([_esc(t) for t in tokens[:n]], dtype=object)
+    pair = tok[:, None] + "→" + tok[None, :]  # (n, n)
+    hover = np.full((R, n + gy, C, n + gx), "", dtype=object)
+    for r in range(R):
+        for c in range(C):
+            vals = np.char.mod("%.2f", maps[r, c]).astype(object)
+            hover[r, gy:, c, :n] = names[r][c] + " " + pair + " " + vals
+    return hover.reshape(R * (n + gy), C * (n + gx))
+
+
+def _tile_figure(maps, tokens, names, row_ticks, col_ticks, title, gx, gy, height):
+    R, C, n, _ = maps.shape
+    fig = go.Figure(go.Heatmap(
+        z=np.round(_tiles(maps, gx, gy), 3), colorscale="Blues", zmin=0, zmax=1,
+        colorbar=dict(title="weight", thickness=12), hoverongaps=False,
+        text=(hover := _tile_hover(maps, tokens, names, gx, gy)),
+        hoverinfo="text" if hover is not None else "skip", name="tiles"))
+    fig.update_xaxes(tickvals=[c * (n + gx) + (n - 1) / 2 for c in range(C)], ticktext=col_ticks,
+                     side="top", showgrid=False, zeroline=False,
+                     range=[-0.5, C * (n + gx) - gx - 0.5])
+    fig.update_yaxes(tickvals=[r * (n + gy) + gy + (n - 1) / 2 for r in range(R)],
+                     ticktext=row_ticks, autorange="reversed", showgrid=False, zeroline=False)
+    fig.update_layout(title=dict(text=_esc(title), x=0, font=dict(size=14)), height=height,
+                      margin=dict(l=40, r=10, t=80, b=10), plot_bgcolor="white")
+    return fig
+
+
 def atlas_figure(att, tokens, short_labels, title="", max_tokens=48) -> go.Figure:
     """Every head as a thumbnail in ONE heatmap trace: att (L, H, T, T), short_labels (L, H).
 
@@ -31,26 +73,10 @@ def atlas_figure(att, tokens, short_labels, title="", max_tokens=48) -> go.Figur
     n = min(T, max_tokens)
     gx, gy = max(1, -(-n // 8)), max(2, -(-n // 3))  # gaps: between columns, above each tile
     cw, ch = n + gx, n + gy  # one tile's cell in grid units
-    grid = np.full((L * ch, H * cw), np.nan, dtype=np.float32)
-    for layer in range(L):
-        for head in range(H):
-            r, c = layer * ch + gy, head * cw
-            grid[r:r + n, c:c + n] = att[layer, head, :n, :n]  # (n, n) tile
-    hover = None
-    if grid.size <= HOVER_CELLS:
-        tok = [_esc(t) for t in tokens[:n]]
-        hover = np.full(grid.shape, "", dtype=object)
-        for layer in range(L):
-            for head in range(H):
-                r, c = layer * ch + gy, head * cw
-                for q in range(n):
-                    for k in range(n):
-                        hover[r + q, c + k] = (f"L{layer + 1} H{head + 1} {tok[q]}→{tok[k]} "
-                                               f"{att[layer, head, q, k]:.2f}")
-    fig = go.Figure(go.Heatmap(
-        z=np.round(grid, 3), colorscale="Blues", zmin=0, zmax=1, showscale=True,
-        colorbar=dict(title="weight", thickness=12), hoverongaps=False,
-        text=hover, hoverinfo="text" if hover is not None else "skip", name="atlas"))
+    names = [[f"L{i + 1} H{h + 1}" for h in range(H)] for i in range(L)]
+    fig = _tile_figure(att[:, :, :n, :n], tokens, names, [f"L{i + 1}" for i in range(L)],
+                       [f"H{h + 1}" for h in range(H)], title, gx, gy,
+                       int(np.clip(1000 * L * ch / (H * cw), 260, 1400)) + 90)
     # the labels: one text trace (much faster than L*H layout annotations)
     hh, ll = np.meshgrid(np.arange(H), np.arange(L))  # (L, H) each
     labels = [str(short_labels[i][h]) for i, h in zip(ll.ravel(), hh.ravel())]
@@ -58,15 +84,6 @@ def atlas_figure(att, tokens, short_labels, title="", max_tokens=48) -> go.Figur
         x=hh.ravel() * cw + (n - 1) / 2, y=ll.ravel() * ch + gy / 2 - 0.5, mode="text",
         text=labels, textfont=dict(size=11, color=[LABEL_COLOURS.get(t, "#000") for t in labels]),
         hoverinfo="skip", showlegend=False, name="labels"))
-    fig.update_xaxes(tickvals=[h * cw + (n - 1) / 2 for h in range(H)],
-                     ticktext=[f"H{h + 1}" for h in range(H)], side="top", showgrid=False,
-                     zeroline=False, range=[-0.5, H * cw - gx - 0.5])
-    fig.update_yaxes(tickvals=[i * ch + gy + (n - 1) / 2 for i in range(L)],
-                     ticktext=[f"L{i + 1}" for i in range(L)], autorange="reversed",
-                     showgrid=False, zeroline=False)
-    fig.update_layout(title=dict(text=_esc(title), x=0, font=dict(size=14)),
-                      height=int(np.clip(1000 * L * ch / (H * cw), 260, 1400)) + 90,
-                      margin=dict(l=40, r=10, t=80, b=10), plot_bgcolor="white")
     return fig
 
 
@@ -222,15 +239,9 @@ def rollout_figure(raw, roll, tokens, layers=None, max_tokens=64) -> go.Figure:
                                    max_tokens=max_tokens)
     n = max_tokens
     raw, roll, tokens = raw[:, :n, :n], roll[:, :n, :n], list(tokens)[:n]  # (L, n, n)
-    fig = make_subplots(rows=2, cols=len(layers), horizontal_spacing=0.01, vertical_spacing=0.06,
-                        subplot_titles=[f"L{i + 1}" for i in layers] + [""] * len(layers),
-                        row_titles=["raw mean", "rollout"])
-    for j, layer in enumerate(layers, start=1):
-        for row, m in ((1, raw[layer]), (2, roll[layer])):
-            fig.add_trace(_map_trace(m, tokens), row=row, col=j)
-            _token_axes(fig, tokens, row, j, show_y=(j == 1))
-            fig.update_xaxes(showticklabels=False, row=row, col=j)
-    fig.update_layout(coloraxis=dict(colorscale="Blues", cmin=0, cmax=1,
-                                     colorbar=dict(title="weight", thickness=12)),
-                      height=520, margin=dict(l=60, r=40, t=40, b=20))
-    return fig
+    maps = np.stack([raw[layers], roll[layers]])  # (2, layers, n, n)
+    names = [[f"L{i + 1} raw" for i in layers], [f"L{i + 1} rollout" for i in layers]]
+    n = maps.shape[-1]
+    return _tile_figure(maps, tokens, names, ["raw mean", "rollout"],
+                        [f"L{i + 1}" for i in layers], "", max(1, -(-n // 8)), max(1, -(-n // 8)),
+                        int(np.clip(1000 * 2 / len(layers), 260, 700)) + 90)

@@ -68,9 +68,15 @@ def test_threshold_table_is_shown(page):
     assert "> 0.60" in list(rules["threshold"])
 
 
-def test_rollout_charts(page):
+def test_rollout_charts(page, bundled):
+    T = len(bundled.encode(TEXT).tokens)
     grid = chart(page, "rollout")
-    assert len(grid["data"]) == 2 * 6  # raw and rollout for each layer
+    z = array(grid["data"][0]["z"])
+    assert np.isfinite(z).sum() == 2 * 6 * T * T  # raw and rollout for each layer
+    # the bottom-right tile is the last layer's rollout: its rows sum to 1
+    bottom = z[-T:]
+    last = bottom[:, ~np.isnan(bottom).all(axis=0)][:, -T:]  # (T, T) without the gap columns
+    assert last.sum(axis=1) == pytest.approx(np.ones(T), abs=0.01)
     one = chart(page, "rollout_one")
     assert len(one["data"]) == 2
 
