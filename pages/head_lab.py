@@ -124,3 +124,7 @@ ranking.index += 1
 left.dataframe(ranking.style.format({"importance": "{:.4f}"}), key="ranking", height=340)
 right.plotly_chart(fg.pruning_curve_figure(imp_view["curve"]), key="pruning",
                    config={"displayModeBar": False})
+curve = imp_view["curve"]
+for limit in (0.01, 0.05):
+    can_go = int(np.argmax(curve > limit)) - 1 if (curve > limit).any() else len(curve) - 1
+    right.caption(f"{can_go} of {L * H} heads can go before the mean change passes {limit}.")

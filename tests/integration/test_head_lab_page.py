@@ -69,6 +69,8 @@ def test_importance_and_curve_cover_every_head(bundled):
     assert imp.shape == (6, 12) and (imp > 0).all()
     curve = array(chart(at, "pruning")["data"][0]["y"])
     assert curve.shape == (73,) and abs(curve[0]) < 1e-6 and curve[-1] > curve[1]
+    first_over = next(k for k in range(73) if curve[k] > 0.05)
+    assert any(c.value.startswith(f"{first_over - 1} of 72 heads can go") for c in at.caption)
     ranking = at.dataframe[0].value
     assert len(ranking) == 72 and ranking["importance"].is_monotonic_decreasing
     # the top-ranked head is the one whose removal alone changes the output most
