@@ -8,6 +8,7 @@ Prints figures; asserts nothing about time.
 """
 
 import argparse
+import os
 import random
 import statistics
 import sys
@@ -87,8 +88,6 @@ def main():
     ap.add_argument("--threads", type=int, default=None,
                     help="torch threads, here and in the app server (default: torch's own)")
     args = ap.parse_args()
-    import os
-
     import torch
 
     if args.threads:
