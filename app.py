@@ -19,5 +19,8 @@ pages = [
     st.Page("pages/explorer.py", title="Explorer", icon="🔍", default=True),
     st.Page("pages/inside_mha.py", title="Inside MHA", icon="🧮"),
     st.Page("pages/training_lab.py", title="Training lab", icon="🏋️"),
+    st.Page("pages/all_heads.py", title="All heads", icon="🗺️"),
+    st.Page("pages/head_lab.py", title="Head lab", icon="🔧"),
+    st.Page("pages/two_readings.py", title="Two readings", icon="⚖️"),
 ]
 st.navigation(pages).run()

@@ -2,6 +2,7 @@
 
 Axes use numeric positions with tick labels (tickvals/ticktext), so repeated tokens stay
 separate rows instead of being merged into one category by plotly.
+Shape letters: L layers, H heads, T tokens, G words.
 """
 
 import numpy as np
@@ -149,3 +150,241 @@ def neuron_figure(tokens, products, logits, probs, query_label=""):
     fig.update_layout(title=_label(f"query token: {query_label}"), showlegend=False,
                       height=120 + 22 * T, margin={"l": 10, "r": 10, "t": 60, "b": 10})
     return fig
+# --- All heads, head lab, two readings
+
+LABEL_COLOURS = {  # one colour per pattern label, for the atlas overlay and the label grids
+    "CLS": "#7f7f7f", "SEP": "#8c564b", "punct": "#9467bd", "prev": "#d62728",
+    "next": "#ff7f0e", "self": "#2ca02c", "broad": "#1f77b4", "het": "#444444",
+}
+HOVER_CELLS = 60_000  # above this many cells a figure gets no per-cell hover text (page weight)
+
+
+def _esc(s) -> str:
+    """Plotly renders a little HTML in text; show user text as text."""
+    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _tiles(maps, gx, gy):
+    """Lay maps (R, C, n, n) out on one grid with gx empty columns between tiles and gy empty
+    rows above each tile: returns the (R * (n + gy), C * (n + gx)) grid, NaN in the gaps."""
+    R, C, n, _ = maps.shape
+    grid = np.full((R, n + gy, C, n + gx), np.nan, dtype=np.float32)
+    grid[:, gy:, :, :n] = maps.transpose(0, 2, 1, 3)  # (R, n, C, n)
+    return grid.reshape(R * (n + gy), C * (n + gx))
+
+
+def _tile_hover(maps, tokens, names, gx, gy):
+    """Hover text for _tiles: "name  query→key  weight" per cell, "" in the gaps, or None when
+    the grid is too big to label every cell."""
+    R, C, n, _ = maps.shape
+    if R * C * (n + gy) * (n + gx) > HOVER_CELLS:
+        return None
+    tok = np.array([_esc(t) for t in tokens[:n]], dtype=object)
+    pair = tok[:, None] + "→" + tok[None, :]  # (n, n)
+    hover = np.full((R, n + gy, C, n + gx), "", dtype=object)
+    for r in range(R):
+        for c in range(C):
+            vals = np.char.mod("%.2f", maps[r, c]).astype(object)
+            hover[r, gy:, c, :n] = names[r][c] + " " + pair + " " + vals
+    return hover.reshape(R * (n + gy), C * (n + gx))
+
+
+def _tile_figure(maps, tokens, names, row_ticks, col_ticks, title, gx, gy, height):
+    R, C, n, _ = maps.shape
+    fig = go.Figure(go.Heatmap(
+        z=np.round(_tiles(maps, gx, gy), 3), colorscale="Blues", zmin=0, zmax=1,
+        colorbar=dict(title="weight", thickness=12), hoverongaps=False,
+        text=(hover := _tile_hover(maps, tokens, names, gx, gy)),
+        hoverinfo="text" if hover is not None else "skip", name="tiles"))
+    fig.update_xaxes(tickvals=[c * (n + gx) + (n - 1) / 2 for c in range(C)], ticktext=col_ticks,
+                     side="top", showgrid=False, zeroline=False,
+                     range=[-0.5, C * (n + gx) - gx - 0.5])
+    fig.update_yaxes(tickvals=[r * (n + gy) + gy + (n - 1) / 2 for r in range(R)],
+                     ticktext=row_ticks, autorange="reversed", showgrid=False, zeroline=False)
+    fig.update_layout(title=dict(text=_esc(title), x=0, font=dict(size=14)), height=height,
+                      margin=dict(l=40, r=10, t=80, b=10), plot_bgcolor="white")
+    return fig
+
+
+def atlas_figure(att, tokens, short_labels, title="", max_tokens=48) -> go.Figure:
+    """Every head as a thumbnail in ONE heatmap trace: att (L, H, T, T), short_labels (L, H).
+
+    Tiles sit on a grid with a gap above each tile for its pattern label. Maps longer than
+    max_tokens show their first max_tokens tokens (the metrics still use every token)."""
+    att = np.asarray(att, dtype=np.float32)
+    L, H, T, _ = att.shape
+    n = min(T, max_tokens)
+    gx, gy = max(1, -(-n // 8)), max(2, -(-n // 3))  # gaps: between columns, above each tile
+    cw, ch = n + gx, n + gy  # one tile's cell in grid units
+    names = [[f"L{i + 1} H{h + 1}" for h in range(H)] for i in range(L)]
+    fig = _tile_figure(att[:, :, :n, :n], tokens, names, [f"L{i + 1}" for i in range(L)],
+                       [f"H{h + 1}" for h in range(H)], title, gx, gy,
+                       int(np.clip(1000 * L * ch / (H * cw), 260, 1400)) + 90)
+    # the labels: one text trace (much faster than L*H layout annotations)
+    hh, ll = np.meshgrid(np.arange(H), np.arange(L))  # (L, H) each
+    labels = [str(short_labels[i][h]) for i, h in zip(ll.ravel(), hh.ravel())]
+    fig.add_trace(go.Scatter(
+        x=hh.ravel() * cw + (n - 1) / 2, y=ll.ravel() * ch + gy / 2 - 0.5, mode="text",
+        text=labels, textfont=dict(size=11, color=[LABEL_COLOURS.get(t, "#000") for t in labels]),
+        hoverinfo="skip", showlegend=False, name="labels"))
+    return fig
+
+
+def _head_grid(values, title, colorbar, text=None, zmin=None, zmax=None, colorscale="Viridis",
+               selected=None, selectable=False) -> go.Figure:
+    """An L x H heatmap, one cell per head, with optional cell text and a selected-cell frame.
+    selectable adds invisible markers on the cells so that a click selects a head."""
+    values = np.asarray(values, dtype=np.float64)
+    L, H = values.shape
+    hx = [f"H{h + 1}" for h in range(H)]
+    ly = [f"L{i + 1}" for i in range(L)]
+    names = np.array([[f"L{i + 1} H{h + 1}" for h in range(H)] for i in range(L)])  # (L, H)
+    fig = go.Figure(go.Heatmap(
+        z=values, x=list(range(H)), y=list(range(L)), colorscale=colorscale, zmin=zmin,
+        zmax=zmax, text=None if text is None else np.asarray(text, dtype=object),
+        texttemplate="%{text}" if text is not None else None, textfont=dict(size=10),
+        colorbar=dict(title=colorbar, thickness=12), customdata=names,
+        hovertemplate="%{customdata}: %{z:.3f}<extra></extra>",
+        hoverinfo="skip" if selectable else None))
+    if selectable:  # heatmaps cannot be selected by a click; invisible markers on top can
+        hh, ll = np.meshgrid(np.arange(H), np.arange(L))  # (L, H) each
+        fig.add_trace(go.Scatter(
+            x=hh.ravel(), y=ll.ravel(), mode="markers", showlegend=False,
+            marker=dict(symbol="square", size=24, color="rgba(0,0,0,0)"),
+            text=[f"{n}: {v:.3f}" for n, v in zip(names.ravel(), values.ravel())],
+            hovertemplate="%{text}<extra></extra>"))
+    if selected is not None:
+        layer, head = selected
+        fig.add_shape(type="rect", x0=head - 0.5, x1=head + 0.5, y0=layer - 0.5,
+                      y1=layer + 0.5, line=dict(color="red", width=3))
+    fig.update_xaxes(tickvals=list(range(H)), ticktext=hx, side="top", showgrid=False)
+    fig.update_yaxes(tickvals=list(range(L)), ticktext=ly, autorange="reversed", showgrid=False)
+    fig.update_layout(title=dict(text=title, x=0, font=dict(size=14)),
+                      height=max(260, 34 * L + 120), margin=dict(l=40, r=10, t=80, b=10),
+                      clickmode="event+select")
+    return fig
+
+
+def metric_grid_figure(values, short_labels, title, colorbar) -> go.Figure:
+    """A metric per head (L, H) with each head's pattern label written in its cell."""
+    return _head_grid(values, title, colorbar, text=short_labels)
+
+
+def importance_figure(importance) -> go.Figure:
+    """Michel-style importance per head (L, H): mean 1 - cosine when that head alone is off."""
+    imp = np.asarray(importance)
+    return _head_grid(imp, "Importance: output change when this head alone is off",
+                      "1 − cos", text=np.vectorize(lambda v: f"{v:.3f}")(imp), zmin=0,
+                      colorscale="Reds")
+
+
+def map_change_figure(change, mask) -> go.Figure:
+    """How far each head's map moved under the ablation (L, H), total variation in [0, 1].
+    Heads that are off (mask 0) are left blank and marked "off"."""
+    off = np.asarray(mask) == 0
+    change = np.where(off, np.nan, np.asarray(change, dtype=np.float64))
+    text = np.where(off, "off", np.vectorize(lambda v: f"{v:.2f}")(np.nan_to_num(change)))
+    return _head_grid(change, "How much each head's map changed (mean total variation)",
+                      "TV", text=text, zmin=0, zmax=max(0.05, float(np.nanmax(change, initial=0))),
+                      colorscale="Purples")
+
+
+def diff_grid_figure(diff, selected=None) -> go.Figure:
+    """Two readings: the focus word's change per head (L, H), clickable."""
+    d = np.asarray(diff)
+    return _head_grid(d, "Where the focus word looks: difference between the readings "
+                         "(click a head)", "TV", text=np.vectorize(lambda v: f"{v:.2f}")(d),
+                      zmin=0, zmax=1, colorscale="Oranges", selected=selected, selectable=True)
+
+
+def pruning_curve_figure(curve) -> go.Figure:
+    """Output change with the k least important heads off, k = 0 .. L*H."""
+    curve = np.asarray(curve)
+    n = len(curve) - 1
+    fig = go.Figure(go.Scatter(
+        x=np.arange(n + 1), y=curve, mode="lines+markers", marker=dict(size=4),
+        hovertemplate="%{x} heads off: %{y:.3f}<extra></extra>"))
+    fig.update_layout(title=dict(text="How many heads can go? (least important first)", x=0,
+                                 font=dict(size=14)),
+                      xaxis_title=f"heads switched off (of {n})",
+                      yaxis_title="mean 1 − cos of the final layer", height=340,
+                      margin=dict(l=60, r=10, t=50, b=50))
+    fig.update_yaxes(rangemode="tozero")
+    return fig
+
+
+def token_change_figure(tokens, change) -> go.Figure:
+    """Per token, 1 - cosine between the ablated and the intact final hidden state."""
+    change = np.asarray(change)
+    fig = go.Figure(go.Bar(x=list(range(len(change))), y=change,
+                           customdata=[_esc(t) for t in tokens],
+                           hovertemplate="%{customdata}: %{y:.4f}<extra></extra>"))
+    fig.update_xaxes(tickvals=list(range(len(change))), ticktext=[_esc(t) for t in tokens])
+    fig.update_layout(title=dict(text="Change of the final hidden state per token", x=0,
+                                 font=dict(size=14)),
+                      yaxis_title="1 − cos", height=300, margin=dict(l=60, r=10, t=50, b=60))
+    top = float(change.max()) if change.size else 0.0
+    fig.update_yaxes(range=[0, max(1e-3, 1.1 * top)])  # no heads off: a flat 0, not float noise
+    return fig
+
+
+def _map_trace(m, labels, coloraxis="coloraxis"):
+    lab = [_esc(t) for t in labels]
+    n = len(lab)
+    text = None
+    if m.size <= HOVER_CELLS // 4:
+        text = [[f"{lab[q]} → {lab[k]}: {m[q, k]:.2f}" for k in range(n)] for q in range(n)]
+    return go.Heatmap(z=np.round(m, 3), x=list(range(n)), y=list(range(n)), text=text,
+                      hoverinfo="text" if text else "skip", coloraxis=coloraxis)
+
+
+def _token_axes(fig, labels, row, col, show_y=True):
+    ticks = list(range(len(labels)))
+    lab = [_esc(t) for t in labels]
+    fig.update_xaxes(tickvals=ticks, ticktext=lab, tickangle=-60, row=row, col=col)
+    fig.update_yaxes(tickvals=ticks, ticktext=lab if show_y else [""] * len(ticks),
+                     autorange="reversed", row=row, col=col)
+
+
+def side_by_side_figure(map_a, labels_a, map_b, labels_b, title_a, title_b,
+                        focus_a=None, focus_b=None, height=440, max_tokens=128) -> go.Figure:
+    """Two attention maps next to each other (they may differ in size), one colour scale 0..1.
+    focus_a / focus_b frame one query row (the focus word). Maps longer than max_tokens show
+    their first max_tokens rows and columns."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(_esc(title_a), _esc(title_b)),
+                        horizontal_spacing=0.12)
+    for col, (m, labels, focus) in enumerate(((map_a, labels_a, focus_a),
+                                              (map_b, labels_b, focus_b)), start=1):
+        labels = list(labels)[:max_tokens]
+        m = np.asarray(m, dtype=np.float64)[:max_tokens, :max_tokens]
+        fig.add_trace(_map_trace(m, labels), row=1, col=col)
+        _token_axes(fig, labels, 1, col)
+        if focus is not None and focus < max_tokens:
+            fig.add_shape(type="rect", x0=-0.5, x1=len(labels) - 0.5, y0=focus - 0.5,
+                          y1=focus + 0.5, line=dict(color="red", width=2), row=1, col=col)
+    fig.update_layout(coloraxis=dict(colorscale="Blues", cmin=0, cmax=1,
+                                     colorbar=dict(title="weight", thickness=12)),
+                      height=height, margin=dict(l=60, r=10, t=50, b=80))
+    return fig
+
+
+def rollout_figure(raw, roll, tokens, layers=None, max_tokens=64) -> go.Figure:
+    """Per layer: the raw mean attention over heads and the rollout. raw, roll: (L, T, T).
+    Several layers: raw on the top row, rollout below, one column per layer. One layer: the two
+    maps side by side, with every token labelled. Shows at most max_tokens tokens."""
+    raw, roll = np.asarray(raw, dtype=np.float64), np.asarray(roll, dtype=np.float64)
+    layers = list(range(raw.shape[0])) if layers is None else list(layers)
+    if len(layers) == 1:
+        (layer,) = layers
+        return side_by_side_figure(raw[layer], tokens, roll[layer], tokens,
+                                   f"L{layer + 1}: raw mean of the heads",
+                                   f"L{layer + 1}: rollout (layers 1 to {layer + 1})",
+                                   max_tokens=max_tokens)
+    n = max_tokens
+    raw, roll, tokens = raw[:, :n, :n], roll[:, :n, :n], list(tokens)[:n]  # (L, n, n)
+    maps = np.stack([raw[layers], roll[layers]])  # (2, layers, n, n)
+    names = [[f"L{i + 1} raw" for i in layers], [f"L{i + 1} rollout" for i in layers]]
+    n = maps.shape[-1]
+    return _tile_figure(maps, tokens, names, ["raw mean", "rollout"],
+                        [f"L{i + 1}" for i in layers], "", max(1, -(-n // 8)), max(1, -(-n // 8)),
+                        int(np.clip(1000 * 2 / len(layers), 260, 700)) + 90)

@@ -1,0 +1,160 @@
+"""All heads: every head of every layer at once, what pattern each follows, and the rollout."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from mha_core import analysis as an
+from mha_core import figures as fg
+from pages import common
+
+MAX_LINES = 200
+
+
+@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+def sentence_view(name: str, text: str) -> dict:
+    """Everything this page draws for one sentence, as numpy (cached per model and text)."""
+    res = common.attend(name, text)
+    metrics = an.result_metrics(res)
+    return dict(tokens=res.tokens, att=res.attentions.numpy(), metrics=metrics,
+                labels=an.label_heads(metrics), truncated=res.truncated,
+                raw=res.attentions.mean(dim=1).numpy(),  # (L, T, T) mean over heads
+                rollout=an.rollout(res.attentions).numpy())  # (L, T, T)
+
+
+@st.cache_data(max_entries=2048, ttl=3600, show_spinner=False)
+def sentence_metrics(name: str, text: str) -> dict:
+    bert, err = common.get_bert(name)
+    if err:
+        raise RuntimeError(err)
+    return an.result_metrics(bert.attend(text))
+
+
+def short(labels) -> np.ndarray:
+    return np.vectorize(an.SHORT_LABEL.get)(labels)
+
+
+def head_table(metrics: dict, labels) -> pd.DataFrame:
+    L, H = labels.shape
+    rows = {"layer": np.repeat(np.arange(1, L + 1), H), "head": np.tile(np.arange(1, H + 1), L),
+            "label": labels.ravel(),
+            "Kovaleva type": an.kovaleva_types(metrics, labels).ravel()}
+    rows.update({k: np.round(metrics[k].ravel(), 3) for k in an.METRICS})
+    return pd.DataFrame(rows)
+
+
+def show_heads(metrics: dict, labels, key: str):
+    table = head_table(metrics, labels)
+    counts = pd.Series(labels.ravel()).value_counts()
+    st.caption("Heads per label: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    by = st.selectbox("Sort heads by", ["layer"] + list(an.METRICS), key=f"{key}_sort",
+                      help="You can also click any column header of the table to sort by it.")
+    ascending = by == "layer"
+    st.dataframe(table.sort_values([by, "head"] if ascending else by, ascending=ascending),
+                 hide_index=True, key=f"{key}_table",
+                 column_config={k: st.column_config.NumberColumn(help=v, format="%.3f")
+                                for k, v in an.METRICS.items()})
+
+
+st.header("All heads")
+name = common.current_model()
+bert, err = common.get_bert(name)
+if err:
+    st.error(err)
+    st.stop()
+text = common.current_text()
+if not text.strip():
+    st.info("Type a sentence in the sidebar to see every head at work.")
+    st.stop()
+
+view = sentence_view(name, text)
+tokens, L, H = view["tokens"], *view["labels"].shape
+if len(tokens) <= 2:
+    st.info("The model found nothing to read in this text besides [CLS] and [SEP]. "
+            "Try a sentence with words.")
+    st.stop()
+if view["truncated"]:
+    st.warning(f"The text was cut to the model's limit of {len(tokens)} tokens.")
+unknown = sum(t == bert.tokenizer.unk_token for t in tokens)
+if unknown:
+    st.caption(f"{unknown} token(s) are {bert.tokenizer.unk_token}: the vocabulary does not "
+               "know them (emoji and some scripts).")
+
+st.subheader("The atlas")
+st.caption(f"{L} layers × {H} heads, {len(tokens)} tokens. Each thumbnail is one head's map: row "
+           "= the token that looks, column = the token looked at, darker = more weight. The "
+           "word above a thumbnail is its pattern label (table below).")
+sentence = text if len(text) <= 60 else text[:57] + "…"
+st.plotly_chart(fg.atlas_figure(view["att"], tokens, short(view["labels"]),
+                                title=f"{L} layers × {H} heads on “{sentence}”"),
+                key="atlas", config={"displayModeBar": False})
+if len(tokens) > 48:
+    st.caption("The thumbnails show the first 48 tokens; the metrics use every token.")
+
+with st.expander("How the labels are given (one table, checked top to bottom)", expanded=False):
+    st.dataframe(pd.DataFrame(
+        [(i + 1, lab, an.METRICS[m], f"> {t:.2f}", src)
+         for i, (lab, m, t, src) in enumerate(an.PATTERN_RULES)]
+        + [(len(an.PATTERN_RULES) + 1, an.HETEROGENEOUS, "no rule above passed", "", "")],
+        columns=["order", "label", "metric", "threshold", "source"]), hide_index=True)
+    st.markdown(
+        "Clark et al. 2019 (*What Does BERT Look At?*) call a head *broad* above 3.8 nats of "
+        "entropy, measured on 128-token segments, where the most any head can reach is "
+        "log 128 = 4.85 nats. A 10-token sentence allows at most log 10 = 2.3 nats, so 3.8 nats "
+        "would never be reached. We therefore compare the entropy as a fraction of log T with "
+        f"3.8 / 4.85 = {an.BROAD_FRACTION:.2f}, the same rule rescaled to the sentence's length. "
+        "The Kovaleva type column maps each label onto the five types of Kovaleva et al. 2019 "
+        "(*Revealing the Dark Secrets of BERT*): vertical (sinks), diagonal (previous, next, "
+        "self), heterogeneous; a heterogeneous head with at least "
+        f"{an.MIXED_SHARE:.1f} on [CLS]/[SEP]/punctuation and {an.MIXED_SHARE:.1f} on one "
+        "diagonal is vertical+diagonal (our threshold). Block needs a sentence pair. Shares are "
+        "averaged over every row, special tokens included.")
+
+st.subheader("Every head, measured")
+show_heads(view["metrics"], view["labels"], "sentence")
+
+st.subheader("Rollout")
+st.caption("Top: the mean of the heads' maps in each layer. Bottom: the attention rollout of "
+           "Abnar & Zuidema 2020, A = ½·mean(heads) + ½·I with rows renormalised, multiplied "
+           "layer after layer: how much each token at that layer draws from each input token, "
+           "through the residual path too. Rollout is an estimate of information flow, not a "
+           "proof of what the model uses.")
+st.plotly_chart(fg.rollout_figure(view["raw"], view["rollout"], tokens), key="rollout",
+                config={"displayModeBar": False})
+layer = st.select_slider("Look closer at layer", options=list(range(1, L + 1)), value=L)
+st.plotly_chart(fg.rollout_figure(view["raw"], view["rollout"], tokens, layers=[layer - 1],
+                                  max_tokens=128),
+                key="rollout_one", config={"displayModeBar": False})
+if len(tokens) > 64:
+    st.caption("The grid shows the first 64 tokens and the close-up the first 128; the rollout "
+               "itself runs over every token.")
+
+st.subheader("Corpus mode")
+st.caption("One sentence is an anecdote. Average the metrics over many sentences to get each "
+           "head's profile; the labels then come from the averaged metrics.")
+source = st.radio("Sentences", ["The presets", "My own lines"], horizontal=True)
+if source == "The presets":
+    lines = list(common.PRESETS.values())
+else:
+    pasted = st.text_area("One sentence per line (up to 200)", key="corpus_lines", height=150)
+    lines = [line.strip() for line in pasted.splitlines() if line.strip()]
+    if len(lines) > MAX_LINES:
+        st.warning(f"{len(lines)} lines pasted; the first {MAX_LINES} are used.")
+        lines = lines[:MAX_LINES]
+if not lines:
+    st.info("Paste at least one sentence, one per line.")
+elif st.toggle(f"Profile the heads on {len(lines)} sentence(s)", key="corpus_on"):
+    bar = st.progress(0.0, text="Reading the sentences…")
+    per_sentence = []
+    for i, line in enumerate(lines):
+        per_sentence.append(sentence_metrics(name, line[:common.MAX_CHARS]))
+        bar.progress((i + 1) / len(lines), text=f"{i + 1} of {len(lines)} sentences")
+    bar.empty()
+    profile = an.mean_metrics(per_sentence)
+    labels = an.label_heads(profile)
+    metric = st.selectbox("Colour by", list(an.METRICS), index=1, key="corpus_metric")
+    st.plotly_chart(fg.metric_grid_figure(profile[metric], short(labels),
+                                          f"Mean {an.METRICS[metric]} over {len(lines)} "
+                                          f"sentences, with each head's label", metric),
+                    key="corpus_grid", config={"displayModeBar": False})
+    show_heads(profile, labels, "corpus")

@@ -1,0 +1,130 @@
+"""Head lab: switch heads off and watch the output change; rank the heads by importance.
+
+Every ablation is a head_mask argument of one call. The cached model is shared by every session
+and thread, so nothing here touches its weights.
+"""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from mha_core import analysis as an
+from mha_core import figures as fg
+from pages import common
+
+
+@st.cache_data(max_entries=32, ttl=3600, show_spinner="Switching each head off in turn…")
+def importance_view(name: str, text: str) -> dict:
+    bert, err = common.get_bert(name)
+    if err:
+        raise RuntimeError(err)
+    imp = an.head_importance(bert, text)  # (L, H)
+    return dict(importance=imp, curve=an.pruning_curve(bert, text, imp))
+
+
+@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+def ablation_view(name: str, text: str, mask: tuple) -> dict:
+    """The ablated run against the intact one; mask is (L, H) as nested tuples (hashable)."""
+    bert, err = common.get_bert(name)
+    if err:
+        raise RuntimeError(err)
+    intact = common.attend(name, text)
+    ablated = bert.attend(text, head_mask=np.array(mask, dtype=np.float32))
+    change = an.output_change(intact.hidden_states[-1], ablated.hidden_states[-1])  # (T,)
+    return dict(change=change.numpy(),
+                intact=intact.attentions.numpy(), ablated=ablated.attentions.numpy(),
+                map_change=an.map_change(intact.attentions, ablated.attentions))
+
+
+def head_names(L: int, H: int) -> list:
+    return [f"L{layer + 1} H{head + 1}" for layer in range(L) for head in range(H)]
+
+
+st.header("Head lab")
+name = common.current_model()
+bert, err = common.get_bert(name)
+if err:
+    st.error(err)
+    st.stop()
+text = common.current_text()
+if not text.strip():
+    st.info("Type a sentence in the sidebar, then switch heads off here.")
+    st.stop()
+L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
+intact = common.attend(name, text)
+tokens = intact.tokens
+if intact.truncated:
+    st.warning(f"The text was cut to the model's limit of {len(tokens)} tokens.")
+st.caption("Switching a head off sets its attention weights to zero for this one run (a head "
+           "mask), so it adds nothing to its layer's output. The model itself is never changed.")
+
+st.subheader("Switch heads off")
+how = st.radio("How", ["Single heads", "Whole layers", "Keep only the top k per layer"],
+               horizontal=True, key="lab_how")
+mask = np.ones((L, H))
+if how == "Single heads":
+    off = st.multiselect("Heads to switch off", head_names(L, H), key="lab_heads",
+                         placeholder="Choose heads, e.g. L1 H3")
+    for item in off:
+        layer, head = (int(x) - 1 for x in item[1:].split(" H"))
+        mask[layer, head] = 0
+elif how == "Whole layers":
+    off = st.multiselect("Layers to switch off", [f"L{i + 1}" for i in range(L)],
+                         key="lab_layers")
+    for item in off:
+        mask[int(item[1:]) - 1] = 0
+else:
+    k = st.slider("Heads kept in each layer (the most important on this sentence)", 0, H, H,
+                  key="lab_k")
+    mask = an.top_k_mask(importance_view(name, text)["importance"], k)
+
+view = ablation_view(name, text, tuple(map(tuple, mask.tolist())))
+n_off = int((mask == 0).sum())
+c1, c2 = st.columns(2)
+c1.metric("Heads switched off", f"{n_off} of {L * H}")
+c2.metric("Output change (mean 1 − cos of the final layer)", f"{view['change'].mean():.4f}")
+st.plotly_chart(fg.token_change_figure(tokens, view["change"]), key="token_change",
+                config={"displayModeBar": False})
+
+if n_off:
+    lowest = int(np.argwhere(mask == 0)[:, 0].min())
+    st.markdown(f"**The maps above.** Layers up to L{lowest + 1} see the same input as before; "
+                "from the next layer on, every head reads a changed input, so its map moves. "
+                "A head that is off has an all-zero map.")
+    st.plotly_chart(fg.map_change_figure(view["map_change"], mask), key="map_change",
+                    config={"displayModeBar": False})
+    above = view["map_change"].copy()
+    above[mask == 0] = -1  # suggest a head that is still on
+    best = np.unravel_index(np.argmax(above), above.shape)
+    names = head_names(L, H)
+    pick = st.selectbox("Compare one head, intact and ablated", names,
+                        index=int(best[0] * H + best[1]), key="lab_pick")
+    layer, head = divmod(names.index(pick), H)
+    st.plotly_chart(fg.side_by_side_figure(
+        view["intact"][layer, head], tokens, view["ablated"][layer, head], tokens,
+        f"{pick}, intact", f"{pick}, with the heads off"), key="lab_pair",
+        config={"displayModeBar": False})
+    if len(tokens) > 128:
+        st.caption("The maps show the first 128 tokens.")
+
+st.subheader("Which heads matter? (Michel et al. 2019, ablation form)")
+st.caption("Each head is switched off alone and the final layer is compared with the intact "
+           "run (mean 1 − cos over tokens). One batched forward pass serves many heads. "
+           "Michel et al. 2019 (*Are Sixteen Heads Really Better than One?*) found that most "
+           "heads can go with little change; the curve shows how many can go here, removing "
+           "the least important first. This measures one sentence's hidden states, not a "
+           "task's accuracy.")
+imp_view = importance_view(name, text)
+imp = imp_view["importance"]
+st.plotly_chart(fg.importance_figure(imp), key="importance", config={"displayModeBar": False})
+left, right = st.columns([1, 2])
+ranking = pd.DataFrame({"head": head_names(L, H), "importance": imp.ravel()})
+ranking = ranking.sort_values("importance", ascending=False).reset_index(drop=True)
+ranking.index += 1
+left.dataframe(ranking.style.format({"importance": "{:.4f}"}), key="ranking", height=340)
+right.plotly_chart(fg.pruning_curve_figure(imp_view["curve"]), key="pruning",
+                   config={"displayModeBar": False})
+curve = imp_view["curve"]
+for limit in (0.01, 0.05):
+    can_go = int(np.argmax(curve > limit)) - 1 if (curve > limit).any() else len(curve) - 1
+    right.caption(f"{can_go} of {L * H} heads can go before the mean change passes {limit}.")

@@ -1,0 +1,134 @@
+"""Two readings: one focus word in two sentences; which heads look somewhere else?"""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from mha_core import analysis as an
+from mha_core import figures as fg
+from pages import common
+
+PAIRS = {
+    "Telescope or hat": ("I saw the man with a telescope.", "I saw the man with a hat.", "with"),
+    "Who has the telescope?": ("The astronomer saw the man with a telescope.",
+                               "The man saw the astronomer with a telescope.", "with"),
+    "Knife or hat": ("I cut the bread with a knife.", "I saw the man with a hat.", "with"),
+}
+OWN = "Your own"
+
+
+@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+def readings(name: str, a: str, b: str) -> dict:
+    """Word-level maps of both sentences: (L, H, G, G) each, with their word labels."""
+    out = {}
+    for side, text in (("a", a), ("b", b)):
+        res = common.attend(name, text)
+        labels, _ = res.words()
+        out[side] = dict(labels=labels, maps=res.word_level(res.attentions).numpy(),
+                         truncated=res.truncated)
+    return out
+
+
+def use_pair():
+    a, b, focus = PAIRS[st.session_state["tr_pair"]]
+    st.session_state.update(tr_a=a, tr_b=b, tr_focus=focus)
+
+
+def on_click():
+    """A click on the grid selects that head (it then shows in the select box too)."""
+    points = st.session_state["tr_grid"].selection.points
+    if points and "x" in points[0] and "y" in points[0]:  # x = head, y = layer (0-based)
+        st.session_state["tr_head"] = f"L{int(points[0]['y']) + 1} H{int(points[0]['x']) + 1}"
+
+
+st.header("Two readings")
+st.caption("The same word in two sentences. For every head: does the focus word look at the "
+           "same words in both?")
+name = common.current_model()
+bert, err = common.get_bert(name)
+if err:
+    st.error(err)
+    st.stop()
+L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
+if "tr_a" not in st.session_state:
+    st.session_state["tr_pair"] = next(iter(PAIRS))
+    use_pair()
+st.selectbox("Preset", list(PAIRS) + [OWN], key="tr_pair",
+             on_change=lambda: None if st.session_state["tr_pair"] == OWN else use_pair())
+col_a, col_b, col_f = st.columns([5, 5, 2])
+a = col_a.text_input("Sentence A", key="tr_a", max_chars=2000)
+b = col_b.text_input("Sentence B", key="tr_b", max_chars=2000)
+focus = col_f.text_input("Focus word", key="tr_focus", max_chars=60)
+if not a.strip() or not b.strip():
+    st.info("Type two sentences, A and B.")
+    st.stop()
+if not focus.strip():
+    st.info("Type a focus word that both sentences contain, e.g. “with”.")
+    st.stop()
+
+view = readings(name, a, b)
+where = {}
+for side, title in (("a", "A"), ("b", "B")):
+    if view[side]["truncated"]:
+        st.warning(f"Sentence {title} was cut to the model's token limit.")
+    where[side] = an.find_word(view[side]["labels"], focus)
+    if where[side] is None:
+        st.warning(f"The focus word is not a word of sentence {title}. Its words are listed "
+                   "below; choose one that both sentences contain.")
+        st.code(" · ".join(view[side]["labels"][1:-1]) or "(no words)", language=None)
+if None in where.values():
+    st.stop()
+
+ga, gb = where["a"], where["b"]
+rows_a = view["a"]["maps"][:, :, ga, :]  # (L, H, G_a): where the focus word looks in A
+rows_b = view["b"]["maps"][:, :, gb, :]  # (L, H, G_b)
+diff = an.reading_difference(rows_a, view["a"]["labels"], rows_b, view["b"]["labels"])  # (L, H)
+
+names = [f"L{layer + 1} H{head + 1}" for layer in range(L) for head in range(H)]
+if st.session_state.get("tr_head") not in names:
+    best = int(np.argmax(diff))
+    st.session_state["tr_head"] = names[best]
+layer, head = divmod(names.index(st.session_state["tr_head"]), H)
+
+st.plotly_chart(fg.diff_grid_figure(diff, selected=(layer, head)), key="tr_grid",
+                on_select=on_click, selection_mode="points", config={"displayModeBar": False})
+st.caption("Difference = total variation between where the focus word's attention goes in A and "
+           "in B, with targets matched by word: ½ Σ over words |share in A − share in B|. "
+           "Words are merged from subword pieces (Clark et al. 2019: sum the attention to a "
+           "word's pieces, average it from them) and compared case-insensitively, so the "
+           "sentences may differ in length; a word that appears twice counts once, with both "
+           "shares added; a word found in one sentence only counts in full. 0 = the same words "
+           "get the same shares, 1 = no overlap at all.")
+
+st.selectbox("Head (or click a cell of the grid)", names, key="tr_head")
+la, lb = view["a"]["labels"], view["b"]["labels"]
+st.plotly_chart(fg.side_by_side_figure(
+    view["a"]["maps"][layer, head], la, view["b"]["maps"][layer, head], lb,
+    f"A · {st.session_state['tr_head']}", f"B · {st.session_state['tr_head']}",
+    focus_a=ga, focus_b=gb), key="tr_pair_maps", config={"displayModeBar": False})
+for side, rows, labels, g in (("A", rows_a, la, ga), ("B", rows_b, lb, gb)):
+    top = np.argsort(-rows[layer, head])[:3]
+    st.text(f"In {side}, “{labels[g]}” looks most at: "
+            + ", ".join(f"{labels[i]} {rows[layer, head, i]:.2f}" for i in top))
+
+st.subheader("The heads that change the most")
+order = np.argsort(-diff.ravel(), kind="stable")
+st.dataframe(pd.DataFrame({
+    "head": [names[i] for i in order],
+    "difference": np.round(diff.ravel()[order], 3),
+    "A: looks most at": [la[int(np.argmax(rows_a.reshape(L * H, -1)[i]))] for i in order],
+    "B: looks most at": [lb[int(np.argmax(rows_b.reshape(L * H, -1)[i]))] for i in order],
+}), hide_index=True, key="tr_table")
+
+st.subheader("What this shows, and what it does not")
+st.markdown(
+    "- It shows **where each head sends the focus word's attention** in each sentence, and "
+    "which heads send it somewhere else when the sentence changes.\n"
+    "- It does **not** show why the model reads a sentence one way. Attention is not an "
+    "explanation by itself: a weight says how much of a token's value vector is mixed in, not "
+    "whether that mattered for the output (Jain & Wallace 2019, *Attention is not "
+    "Explanation*; Wiegreffe & Pinter 2019). A head can change a lot and matter little; use the "
+    "Head lab to switch it off and see.\n"
+    "- In Clark et al. 2019's BERT-base, head 8-10 (1-indexed) followed direct objects and "
+    "9-6 prepositional objects; other checkpoints (such as the bundled MiniLM) put such "
+    "patterns elsewhere, if anywhere.")

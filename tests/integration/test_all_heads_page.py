@@ -1,0 +1,127 @@
+"""AppTest of the All heads page on the bundled model: the atlas has L x H tiles whose labels
+follow the documented thresholds, the table sorts, corpus mode and bad input behave."""
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT
+from tests.integration.figjson import array, chart
+
+TEXT = "I saw the man with a telescope."
+
+
+def run_page(text) -> AppTest:
+    # The page file itself, with the sidebar's state (key "text") set as the app frame would.
+    # (Through app.py, AppTest runs the page in Streamlit's legacy pages/ mode, where app.py's
+    # sidebar is not drawn and its widget state is dropped after one run.)
+    at = AppTest.from_file(str(ROOT / "pages" / "all_heads.py"), default_timeout=120)
+    at.session_state["text"] = text
+    return at.run()
+
+
+def tables(at, column) -> list:
+    """The dataframes on the page that have this column."""
+    return [df.value for df in at.dataframe if column in df.value.columns]
+
+
+@pytest.fixture(scope="module")
+def page(bundled):
+    at = run_page(TEXT)
+    assert not at.exception
+    return at
+
+
+def test_atlas_has_every_head_with_the_threshold_labels(page, bundled):
+    res = bundled.attend(TEXT)
+    att = res.attentions.numpy()  # (L, H, T, T)
+    L, H, T, _ = att.shape
+    fig = chart(page, "atlas")
+    heat, labels = fig["data"][0], fig["data"][1]
+    labels = np.array(labels["text"]).reshape(L, H)
+    assert labels.shape == (6, 12)
+    # every tile is drawn: L*H*T*T finite cells, the gaps are empty
+    assert np.isfinite(array(heat["z"])).sum() == L * H * T * T
+    # the labels follow the thresholds, recomputed here from the raw maps
+    cls, sep = att[..., 0].mean(-1), att[..., -1].mean(-1)  # (L, H)
+    prev = np.diagonal(att, offset=-1, axis1=-2, axis2=-1).mean(-1)
+    nxt = np.diagonal(att, offset=1, axis1=-2, axis2=-1).mean(-1)
+    assert ((labels == "CLS") == (cls > 0.6)).all()
+    assert ((labels == "SEP") == ((sep > 0.6) & (cls <= 0.6))).all()
+    others = (cls <= 0.6) & (sep <= 0.6)
+    assert (labels[(prev > 0.5) & others] == "prev").all()
+    assert set(labels[(nxt > 0.5) & others & (prev <= 0.5)]) <= {"next", "punct"}
+    assert (labels == "CLS").sum() > 10  # MiniLM's middle layers lean on [CLS]
+
+
+def test_table_lists_every_head_and_sorts(page):
+    (table,) = tables(page, "entropy")
+    assert len(table) == 72 and {"layer", "head", "label", "entropy", "cls"} <= set(table)
+    page.selectbox(key="sentence_sort").select("entropy").run()
+    (table,) = tables(page, "entropy")
+    assert table["entropy"].is_monotonic_decreasing
+
+
+def test_threshold_table_is_shown(page):
+    (rules,) = tables(page, "threshold")  # inside the expander
+    assert list(rules["label"])[:3] == ["[CLS]-sink", "[SEP]-sink", "punctuation"]
+    assert "> 0.60" in list(rules["threshold"])
+
+
+def test_rollout_charts(page, bundled):
+    T = len(bundled.encode(TEXT).tokens)
+    grid = chart(page, "rollout")
+    z = array(grid["data"][0]["z"])
+    assert np.isfinite(z).sum() == 2 * 6 * T * T  # raw and rollout for each layer
+    # the bottom-right tile is the last layer's rollout: its rows sum to 1
+    bottom = z[-T:]
+    last = bottom[:, ~np.isnan(bottom).all(axis=0)][:, -T:]  # (T, T) without the gap columns
+    assert last.sum(axis=1) == pytest.approx(np.ones(T), abs=0.01)
+    one = chart(page, "rollout_one")
+    assert len(one["data"]) == 2
+
+
+def test_corpus_mode_pasted_lines(bundled):
+    at = run_page(TEXT)
+    at.radio[0].set_value("My own lines").run()
+    assert any("Paste at least one" in i.value for i in at.info)
+    at.text_area(key="corpus_lines").input("the cat sat.\n\nI saw a man.\n").run()
+    at.toggle(key="corpus_on").set_value(True).run()
+    assert not at.exception
+    grid = chart(at, "corpus_grid")
+    assert np.asarray(grid["data"][0]["text"]).shape == (6, 12)
+    assert [len(t) for t in tables(at, "entropy")] == [72, 72]  # the sentence, the corpus
+
+
+def test_corpus_mode_caps_at_200_lines(bundled):
+    at = run_page(TEXT)
+    at.radio[0].set_value("My own lines").run()
+    at.text_area(key="corpus_lines").input("\n".join(["a b."] * 205)).run()
+    assert any("first 200" in w.value for w in at.warning)
+    assert "200 sentence" in at.toggle(key="corpus_on").label
+
+
+@pytest.mark.parametrize("text", [
+    "🙂🚀 ok", "我看见了拿着望远镜的人。", "ראיתי את האיש עם הטלסקופ", "tab\tand\x07bell\x00",
+    "<script>alert(1)</script><b>bold</b>",
+])
+def test_odd_text_is_shown_without_traceback(bundled, text):
+    at = run_page(text)
+    assert not at.exception
+    assert chart(at, "atlas")["data"][0]["type"] == "heatmap"
+
+
+def test_html_stays_text_in_the_atlas_title(bundled):
+    at = run_page("<b>bold</b> & more")
+    title = chart(at, "atlas")["layout"]["title"]["text"]
+    assert "<b>" not in title and "&lt;b&gt;" in title
+
+
+def test_empty_and_long_text(bundled):
+    at = run_page("   ")
+    assert not at.exception and any("Type a sentence" in i.value for i in at.info)
+    at = run_page("\x00\x01")
+    assert not at.exception and any("nothing to read" in i.value for i in at.info)
+    at = run_page("word " * 700)
+    assert not at.exception
+    assert any("cut to the model's limit of 512" in w.value for w in at.warning)

@@ -1,0 +1,83 @@
+"""AppTest of the Head lab on the bundled model: switching a head off moves the output change
+from 0 to a positive number; the ranking and the curve cover every head."""
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+from mha_core import analysis as an
+from tests.conftest import ROOT
+from tests.integration.figjson import array, chart
+
+TEXT = "The cat sat on the mat."
+
+
+def run_page(text=TEXT) -> AppTest:
+    # The page file itself, with the sidebar's state (key "text") set as the app frame would.
+    # (Through app.py, AppTest runs the page in Streamlit's legacy pages/ mode, where app.py's
+    # sidebar is not drawn and its widget state is dropped after one run.)
+    at = AppTest.from_file(str(ROOT / "pages" / "head_lab.py"), default_timeout=120)
+    at.session_state["text"] = text
+    return at.run()
+
+
+def change(at) -> float:
+    (m,) = [m for m in at.metric if m.label.startswith("Output change")]
+    return float(m.value)
+
+
+def heads_off(at) -> str:
+    (m,) = [m for m in at.metric if m.label == "Heads switched off"]
+    return m.value
+
+
+def test_switching_a_head_off_changes_the_output(bundled):
+    at = run_page()
+    assert not at.exception
+    assert heads_off(at) == "0 of 72" and change(at) == 0.0
+    assert chart(at, "map_change") is None  # nothing is off, nothing moved
+    at.multiselect(key="lab_heads").select("L1 H1").run()
+    assert heads_off(at) == "1 of 72"
+    assert change(at) > 0
+    # the maps above layer 1 moved; layer 1's other heads read the same input and did not
+    moved = array(chart(at, "map_change")["data"][0]["z"])  # (L, H)
+    assert moved.shape == (6, 12)
+    assert np.isnan(moved[0, 0])  # the head that is off is blank
+    assert np.allclose(moved[0, 1:], 0, atol=1e-6)
+    assert (moved[1:] > 0).all()
+    # the number is the one Bert.attend gives with the same head mask
+    mask = np.ones((6, 12))
+    mask[0, 0] = 0
+    expected = an.ablation_change(bundled, TEXT, mask).mean().item()
+    assert change(at) == float(f"{expected:.4f}")
+
+
+def test_whole_layers_and_top_k(bundled):
+    at = run_page()
+    at.radio(key="lab_how").set_value("Whole layers").run()
+    at.multiselect(key="lab_layers").select("L6").run()
+    assert heads_off(at) == "12 of 72" and change(at) > 0
+    at.radio(key="lab_how").set_value("Keep only the top k per layer").run()
+    assert heads_off(at) == "0 of 72" and change(at) == 0.0  # k = H keeps everything
+    at.slider(key="lab_k").set_value(1).run()
+    assert heads_off(at) == "66 of 72" and change(at) > 0
+    assert not at.exception
+
+
+def test_importance_and_curve_cover_every_head(bundled):
+    at = run_page()
+    imp = array(chart(at, "importance")["data"][0]["z"])
+    assert imp.shape == (6, 12) and (imp > 0).all()
+    curve = array(chart(at, "pruning")["data"][0]["y"])
+    assert curve.shape == (73,) and abs(curve[0]) < 1e-6 and curve[-1] > curve[1]
+    first_over = next(k for k in range(73) if curve[k] > 0.05)
+    assert any(c.value.startswith(f"{first_over - 1} of 72 heads can go") for c in at.caption)
+    ranking = at.dataframe[0].value
+    assert len(ranking) == 72 and ranking["importance"].is_monotonic_decreasing
+    # the top-ranked head is the one whose removal alone changes the output most
+    layer, head = np.unravel_index(np.argmax(imp), imp.shape)
+    assert ranking["head"].iloc[0] == f"L{layer + 1} H{head + 1}"
+
+
+def test_empty_text_gives_a_message(bundled):
+    at = run_page("  ")
+    assert not at.exception and any("Type a sentence" in i.value for i in at.info)
