@@ -1,0 +1,188 @@
+"""Plotly figure builders: numpy in, go.Figure out. No Streamlit, no torch.
+
+Maps are (T, T) or (H, T, T) arrays: row = query, column = key. Labels are the tokens (or words)
+in order. Every builder escapes its labels, so user text is drawn literally, never as markup.
+"""
+
+import html
+import unicodedata
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+COLORSCALE = "Blues"  # one fixed scale, 0 to 1, shared by every map so maps can be compared
+FONT = dict(size=13)
+HOVER = "%{y} → %{x}: %{z:.3f}<extra></extra>"  # query → key: weight
+# 24 distinguishable colours for token identities (focus token views); they repeat after 24
+# (no greys: grey means a special token or "other")
+PALETTE = ("#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #bcbd22 #17becf #393b79 "
+           "#e7ba52 #637939 #ad494a #7b4173 #3182bd #e6550d #31a354 #756bb1 #9c9ede #fdae6b "
+           "#a1d99b #ce6dbd #8ca252 #843c39").split()
+SPECIAL_COLOR = "#c8c8c8"  # [CLS]/[SEP]: neutral, so heads that point at words stand out
+ZWSP = "\u200b"
+
+
+def visible(s: str) -> str:
+    """A token as plain text a reader can see: control characters made visible (NUL -> ␀) and
+    format characters such as right-to-left overrides shown as <U+202E>."""
+    out = []
+    for ch in s:
+        if ch < " ":
+            ch = chr(0x2400 + ord(ch))  # the Control Pictures block: ␀ ␁ ... ␟
+        elif ch == "\x7f":
+            ch = "␡"
+        elif unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp"):
+            ch = f"<U+{ord(ch):04X}>"
+        out.append(ch)
+    return "".join(out) or "␣"
+
+
+def clean_label(s: str) -> str:
+    """A token as plotly text: visible(), then &, < and > escaped, so plotly's pseudo-HTML never
+    turns user text into markup."""
+    return html.escape(visible(s), quote=False)
+
+
+def axis_labels(labels) -> list:
+    """Clean labels made unique, so a categorical axis keeps repeated tokens ("the" twice) apart.
+    Repeats get invisible zero-width spaces; tick text and hover still read as the token."""
+    seen, out = {}, []
+    for s in map(clean_label, labels):
+        n = seen.get(s, 0)
+        seen[s] = n + 1
+        out.append(s + ZWSP * n)
+    return out
+
+
+def plain_label(axis_label: str) -> str:
+    """The inverse of axis_labels for one label (what a reader sees)."""
+    return html.unescape(axis_label.replace(ZWSP, ""))
+
+
+def _heatmap_trace(z, ticks, hover=HOVER, **kw) -> go.Heatmap:
+    z = np.asarray(z, dtype=np.float32)  # float32: half the bytes of float64 on the wire
+    return go.Heatmap(z=z, x=ticks, y=ticks, coloraxis="coloraxis", hovertemplate=hover,
+                      xgap=0, ygap=0, **kw)
+
+
+def _ticks(ticks, size=12) -> dict:
+    """Every token labelled while that stays legible (plotly skips labels on its own beyond)."""
+    if len(ticks) <= 48:
+        return dict(tickmode="array", tickvals=ticks, tickfont=dict(size=size))
+    return dict(tickfont=dict(size=size))
+
+
+def _coloraxis(zmax=1.0, title="weight", show=True) -> dict:
+    return dict(colorscale=COLORSCALE, cmin=0.0, cmax=zmax, showscale=show,
+                colorbar=dict(title=dict(text=title), thickness=10, len=0.6))
+
+
+def heatmap(z, labels, title="", height=420, zmax=1.0, hover=HOVER, show_scale=True):
+    """One attention map (T, T) with token labels on both axes, queries as rows (top to bottom),
+    keys as columns, a fixed 0..zmax colour scale and "query → key: weight" on hover."""
+    ticks = axis_labels(labels)
+    fig = go.Figure(_heatmap_trace(z, ticks, hover))
+    fig.update_layout(
+        title=dict(text=title, x=0.5, xanchor="center", font=dict(size=16)),
+        height=height, margin=dict(l=10, r=10, t=50, b=10), font=FONT,
+        coloraxis=_coloraxis(zmax, show=show_scale),
+        xaxis=dict(side="bottom", tickangle=-90, title=None, type="category", automargin=True,
+                   **_ticks(ticks)),
+        yaxis=dict(autorange="reversed", title=None, type="category", automargin=True,
+                   **_ticks(ticks)))
+    return fig
+
+
+def head_grid(maps, labels, titles, cols=3, height=None, selected=None, zmax=1.0):
+    """Every head of one layer in one figure: (H, T, T) maps in a grid of `cols` columns, one
+    colour scale for all. titles: H strings. selected: a head index to outline, or None.
+    One figure (not H charts) keeps a rerun to one plotly render in the browser."""
+    maps = np.asarray(maps, dtype=np.float32)
+    H = maps.shape[0]
+    rows = -(-H // cols)
+    ticks = axis_labels(labels)
+    fig = make_subplots(rows=rows, cols=cols, subplot_titles=titles,
+                        horizontal_spacing=0.03, vertical_spacing=0.2 / rows)
+    for h in range(H):
+        fig.add_trace(_heatmap_trace(maps[h], ticks, name=f"head {h}"),
+                      row=h // cols + 1, col=h % cols + 1)
+    tick = _ticks(ticks, size=10 if len(ticks) <= 16 else 8)
+    # The heads share one token list: keys are labelled under the bottom row, queries left of
+    # the first column, so the maps themselves get the room.
+    fig.update_xaxes(type="category", tickangle=-90, showgrid=False, showticklabels=False)
+    fig.update_yaxes(type="category", autorange="reversed", showgrid=False,
+                     showticklabels=False)
+    fig.update_xaxes(showticklabels=True, **tick, row=rows)
+    fig.update_yaxes(showticklabels=True, **tick, col=1)
+    fig.update_annotations(font=dict(size=13))
+    if selected is not None and 0 <= selected < H:
+        axis = "" if selected == 0 else str(selected + 1)
+        fig.add_shape(type="rect", xref=f"x{axis} domain", yref=f"y{axis} domain",
+                      x0=-0.02, x1=1.02, y0=-0.02, y1=1.02, line=dict(color="#d62728", width=3))
+    fig.update_layout(height=height or 140 * rows + 60, margin=dict(l=10, r=10, t=30, b=10),
+                      coloraxis=_coloraxis(zmax), font=FONT, showlegend=False)
+    return fig
+
+
+def token_colors(special) -> list:
+    """One colour per token position (special tokens grey), shared by focus grid and bars."""
+    return [SPECIAL_COLOR if s else PALETTE[i % len(PALETTE)] for i, s in enumerate(special)]
+
+
+def focus_grid(top, weight, labels, special, focus_label, height=None):
+    """Where one query token attends in every head of every layer: an (L, H) grid whose cell is
+    coloured by the top key (the argmax of that head's row) and labelled with it.
+    top: (L, H) key indices; weight: (L, H) the weight on that key."""
+    top, weight = np.asarray(top), np.asarray(weight, dtype=np.float32)
+    L, H = top.shape
+    keys = sorted(set(top.ravel().tolist()))  # the distinct targets, in sentence order
+    k_of = {t: k for k, t in enumerate(keys)}
+    z = np.vectorize(k_of.get)(top).astype(np.float32)  # (L, H) colour index
+    colors = token_colors(special)
+    n = len(keys)
+    scale = []  # a stepwise colour scale: colour k fills [k/n, (k+1)/n]
+    for k, t in enumerate(keys):
+        scale += [[k / n, colors[t]], [(k + 1) / n, colors[t]]]
+    short = [html.escape(x if len(x) <= 8 else x[:7] + "…", quote=False)
+             for x in map(visible, labels)]  # cell text; the hover shows the whole token
+    text = [[short[t] for t in row] for row in top.tolist()]
+    full = np.array([clean_label(x) for x in labels], dtype=object)[top]  # (L, H)
+    focus = clean_label(focus_label)
+    fig = go.Figure(go.Heatmap(
+        z=z, zmin=-0.5, zmax=n - 0.5, colorscale=scale, showscale=False,
+        x=[f"h{h}" for h in range(H)], y=[f"L{i}" for i in range(L)],
+        text=text, texttemplate="%{text}", textfont=dict(size=12),  # text colour: plotly's contrast
+        customdata=np.stack([full, weight.round(3)], axis=-1), xgap=2, ygap=2,
+        # user text goes in as data, never into the template itself
+        hovertemplate="%{y} %{x} → %{customdata[0]}: %{customdata[1]:.3f}<extra></extra>"))
+    fig.update_layout(
+        title=dict(text=f"Top key of “{focus}” in every head", x=0.5, xanchor="center"),
+        height=height or 60 + 36 * L, margin=dict(l=10, r=10, t=50, b=10), font=FONT,
+        xaxis=dict(type="category"), yaxis=dict(autorange="reversed", type="category"))
+    return fig
+
+
+def focus_bars(rows, labels, special, focus_label, layer, min_weight=0.05, height=340):
+    """One layer, one query token: for each head a stacked bar of how its attention (summing to
+    1) splits over the keys. rows: (H, T). Keys under min_weight in every head join "other"."""
+    rows = np.asarray(rows, dtype=np.float32)
+    H, T = rows.shape
+    names = axis_labels(labels)
+    colors = token_colors(special)
+    heads = [f"h{h}" for h in range(H)]
+    shown = [t for t in range(T) if rows[:, t].max() >= min_weight]
+    fig = go.Figure()
+    for t in shown:
+        fig.add_bar(x=heads, y=rows[:, t], name=names[t], marker_color=colors[t],
+                    hovertemplate="%{x} → %{fullData.name}: %{y:.3f}<extra></extra>")
+    rest = rows.sum(axis=1) - rows[:, shown].sum(axis=1)  # (H,)
+    if len(shown) < T:
+        fig.add_bar(x=heads, y=rest, name="other", marker_color="#dddddd",
+                    hovertemplate="%{x}: other keys %{y:.3f}<extra></extra>")
+    fig.update_layout(
+        barmode="stack", height=height, font=FONT, margin=dict(l=10, r=10, t=50, b=10),
+        title=dict(text=f"Layer {layer}: where “{clean_label(focus_label)}” attends, per head",
+                   x=0.5, xanchor="center"),
+        yaxis=dict(range=[0, 1], title="weight"), legend=dict(title="key", traceorder="normal"))
+    return fig
