@@ -3,14 +3,11 @@
 Widgets -> cached computation from mha_core -> figures from mha_core.figures.
 """
 
-import csv
-import io
-import json
-
 import streamlit as st
 
 from mha_core import figures
 from mha_core.analysis import entropy, explorer_view, focus_targets, head_divergence
+from mha_core.export import attention_csv, attention_json
 from pages import common
 
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
@@ -89,15 +86,6 @@ def default_focus(text: str, labels, special) -> int:
     return next((i for i, s in enumerate(special) if not s), 0)
 
 
-def csv_bytes(labels, weights) -> bytes:
-    out = io.StringIO()
-    w = csv.writer(out)
-    w.writerow(["query \\ key", *labels])
-    for label, row in zip(labels, weights):
-        w.writerow([label, *(f"{x:.6f}" for x in row)])
-    return out.getvalue().encode("utf-8")
-
-
 # --- model and text ------------------------------------------------------------------------
 name, text = common.current_model(), common.current_text()
 bert, err = common.get_bert(name)
@@ -126,9 +114,12 @@ for key, hi in (("layer", L - 1), ("head", H - 1)):
             ss[key] = value
         if note:
             st.warning(note, icon="🔗")
+# Widget state is dropped on a run that does not draw the widget (another page, a model that
+# failed to load); "_layer"/"_head" keep the view until the widgets are back.
 if "layer" not in ss:
-    ss.layer = default_layer(name)
-ss.layer, ss.head = min(ss.layer, L - 1), min(ss.get("head", 0), H - 1)  # after a model change
+    ss.layer = ss["_layer"] if "_layer" in ss else default_layer(name)
+ss.setdefault("head", ss.get("_head", 0))
+ss.layer, ss.head = min(ss.layer, L - 1), min(ss.head, H - 1)  # after a model change
 
 c1, c2, c3, c4 = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
 layer = c1.slider("Layer (from 0)", 0, L - 1, key="layer")
@@ -139,6 +130,8 @@ word_level = c3.toggle("Whole words", key="word_level",
                             "to a word is summed over its pieces, attention from it averaged.")
 hide_special = c4.toggle("Hide [CLS]/[SEP]", key="hide_special",
                          help="Drop the special tokens and renormalise each row to sum to 1.")
+
+ss._layer, ss._head = layer, head
 
 try:
     v = layer_view(name, text, layer, word_level, hide_special)
@@ -183,13 +176,12 @@ big.plotly_chart(figures.heatmap(weights, labels, height=520,
                                  title=f"layer {layer}, head {head} · "
                                        f"{v['h_heads'][head]:.2f} nats"),
                  config=PLOT_CONFIG, key="big")
-record = dict(model=name, text=text, layer=layer, head=head,
-              view=dict(word_level=word_level, hide_special=hide_special),
-              tokens=labels, weights=[[round(float(x), 6) for x in row] for row in weights])
+meta = dict(model=name, text=text, layer=layer, head=head,
+            view=dict(word_level=word_level, hide_special=hide_special))
 d1, d2 = big.columns(2)
-d1.download_button("Download CSV", csv_bytes(labels, weights), mime="text/csv",
+d1.download_button("Download CSV", lambda: attention_csv(labels, weights), mime="text/csv",
                    file_name=f"attention_L{layer}_H{head}.csv", width="stretch")
-d2.download_button("Download JSON", json.dumps(record, ensure_ascii=False).encode("utf-8"),
+d2.download_button("Download JSON", lambda: attention_json(labels, weights, **meta),
                    mime="application/json", file_name=f"attention_L{layer}_H{head}.json",
                    width="stretch")
 
