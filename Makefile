@@ -1,5 +1,8 @@
 # headscope: `make run` starts the app on the bundled model; `make test` runs the whole suite.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
+ifeq ($(PYTHON),)
+$(error no python3 found: install Python 3.11)
+endif
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
@@ -7,8 +10,7 @@ PORT ?= 8501
 .PHONY: run test lint bench clean
 
 $(PY):
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); echo "venv failed: install python3-venv"; exit 1; }
 
 # Reinstall only when a requirements file changed.
 $(VENV)/.runtime: requirements.txt | $(PY)

@@ -17,7 +17,9 @@ class AttentionResult:
     text: str
     text_pair: str | None
     tokens: list  # T token strings, e.g. ['[CLS]', 'i', 'saw', ..., '[SEP]']
-    attentions: torch.Tensor  # (L, H, T, T) float32; row = query, column = key; rows sum to 1
+    # (L, H, T, T) float32; row = query, column = key; rows sum to 1, except the rows of a head
+    # switched off by head_mask, which are all 0
+    attentions: torch.Tensor
     single_head: torch.Tensor  # (L, T, T) each layer's weights read as one head of width D
     hidden_states: torch.Tensor  # (L+1, T, D): embeddings, then each layer's output
     truncated: bool  # True when the text was cut to the model's limit
@@ -59,7 +61,7 @@ class Bert:
     def encode(self, text: str, text_pair: str | None = None) -> Encoded:
         return encode(self.tokenizer, text, text_pair, self.max_length)
 
-    @torch.inference_mode()
+    @torch.no_grad()  # not inference_mode: callers may edit the returned tensors
     def attend(self, text: str, text_pair: str | None = None, head_mask=None) -> AttentionResult:
         """Run one text (or a sentence pair) and return every head's weights.
 
@@ -67,6 +69,9 @@ class Bert:
         """
         if not isinstance(text, str) or (text_pair is not None and not isinstance(text_pair, str)):
             raise TypeError("attend() takes text as str")
+        if text_pair is not None and self.config.type_vocab_size < 2:
+            raise ValueError("this model has one segment type (type_vocab_size 1), so it "
+                             "cannot take a sentence pair")
         enc = self.encode(text, text_pair)
         if head_mask is not None:
             head_mask = torch.as_tensor(head_mask, dtype=torch.float32)
@@ -105,5 +110,8 @@ def load_bert(source=None) -> Bert:
         tok = load_tokenizer(path)
     except TokenizerError as e:
         raise CheckpointError(str(e)) from None
+    if len(tok) > cfg.vocab_size:
+        raise CheckpointError(f"the tokenizer in {path} has {len(tok)} tokens but the model's "
+                              f"vocab_size is {cfg.vocab_size}; they are not from one checkpoint")
     name = "all-MiniLM-L6-v2 (bundled)" if source in (None, "bundled") else str(source)
     return Bert(cfg, model, tok, name, path)

@@ -114,7 +114,7 @@ class MultiHeadSelfAttention(nn.Module):
             hm = head_mask.to(probs.dtype)
             hm = hm.view(1, -1, 1, 1) if hm.dim() == 1 else hm.view(hm.size(0), -1, 1, 1)
             probs = probs * hm  # (B, H, T, T)
-            ctx = probs @ v  # (B, H, T, K)
+            ctx = ctx * hm  # (B, H, T, K): a switched-off head contributes nothing
         y = self.out(merge_heads(ctx))  # (B, T, D)
         return (y, probs, (q, k, v)) if return_qkv else (y, probs)
 

@@ -71,17 +71,24 @@ class BertModel(nn.Module):
         self.embeddings = Embeddings(cfg)
         self.layers = nn.ModuleList(EncoderLayer(cfg, mode) for _ in range(cfg.num_hidden_layers))
 
-    def forward(self, input_ids, attention_mask=None, token_type_ids=None, head_mask=None):
-        """input_ids (B, T); attention_mask (B, T) of 1/0; token_type_ids (B, T);
-        head_mask (L, H) or (B, L, H) of 0/1, applied to this call only."""
+    def forward(self, input_ids, attention_mask=None, head_mask=None, *, token_type_ids=None):
+        """input_ids (B, T); attention_mask (B, T) of 1/0; head_mask (L, H) or (B, L, H) of 0/1,
+        applied to this call only; token_type_ids (B, T), 0 for segment A and 1 for B."""
+        cfg = self.config
+        if input_ids.size(1) > cfg.max_position_embeddings:
+            raise ValueError(f"{input_ids.size(1)} tokens is more than this model's "
+                             f"max_position_embeddings ({cfg.max_position_embeddings})")
         if token_type_ids is None:
             token_type_ids = torch.zeros_like(input_ids)
+        elif token_type_ids.numel() and int(token_type_ids.max()) >= cfg.type_vocab_size:
+            raise ValueError(f"token type {int(token_type_ids.max())} is out of range: this "
+                             f"model's type_vocab_size is {cfg.type_vocab_size}")
         x = self.embeddings(input_ids, token_type_ids)  # (B, T, D)
         mask = additive_mask(attention_mask, x.dtype)  # (B, 1, 1, T) or None
         hidden, attns = [x], []
         for i, layer in enumerate(self.layers):
             hm = None if head_mask is None else head_mask[..., i, :]  # (H,) or (B, H)
-            x, probs = layer(x, mask, hm)
+            x, probs = layer(x, mask, hm)  # (B, T, D), (B, H, T, T)
             hidden.append(x)
             attns.append(probs)
         return EncoderOutput(x, tuple(hidden), tuple(attns))

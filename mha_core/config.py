@@ -34,6 +34,9 @@ class BertConfig:
             raise ConfigError(
                 f"hidden_size ({self.hidden_size}) is not divisible by num_attention_heads "
                 f"({self.num_attention_heads}), so the heads cannot split it evenly")
+        if not isinstance(self.layer_norm_eps, (int, float)) or not self.layer_norm_eps > 0:
+            raise ConfigError(f"layer_norm_eps must be a positive number, got "
+                              f"{self.layer_norm_eps!r}")
         if self.hidden_act not in ACTIVATIONS:
             raise ConfigError(f"hidden_act {self.hidden_act!r} is not supported; "
                               f"use one of {', '.join(ACTIVATIONS)}")
@@ -52,6 +55,10 @@ class BertConfig:
         if pos != "absolute":
             raise ConfigError(f"position_embedding_type {pos!r} is not supported; only "
                               f"'absolute' position embeddings are")
+        for flag in ("is_decoder", "add_cross_attention"):
+            if d.get(flag):
+                raise ConfigError(f"{flag} is true; headscope runs bidirectional BERT encoders "
+                                  f"only (a decoder would need a causal mask)")
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in known and v is not None})
 

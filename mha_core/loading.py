@@ -76,13 +76,16 @@ def _from_hub(repo_id: str) -> Path:
     except ImportError:  # pragma: no cover - transformers always brings it
         raise CheckpointError(f"{repo_id!r} is not a directory, and huggingface_hub is not "
                               f"installed to look it up on the Hub") from None
-    patterns = ["config.json", "*.safetensors", "pytorch_model.bin", "tokenizer*", "vocab.txt",
-                "special_tokens_map.json"]
+    patterns = ["config.json", "tokenizer*", "vocab.txt", "special_tokens_map.json"]
     for local_only in (True,) if offline else (True, False):
         where = "the local Hugging Face cache" if local_only else "the Hugging Face Hub"
         try:
-            return Path(snapshot_download(repo_id, allow_patterns=patterns,
-                                          local_files_only=local_only))
+            for weights in WEIGHT_FILES:  # safetensors first; the .bin only if it is absent
+                path = Path(snapshot_download(repo_id, allow_patterns=patterns + [weights],
+                                              local_files_only=local_only))
+                if (path / weights).exists():
+                    return path
+            tried.append(f"{where} (no {' or '.join(WEIGHT_FILES)} in {repo_id})")
         except Exception as e:  # network, auth, missing repo, bad id: all end the same way
             tried.append(f"{where} ({type(e).__name__})")
     if offline:
@@ -99,6 +102,10 @@ def read_state_dict(path: Path) -> dict:
         f = path / name
         if not f.exists():
             continue
+        with open(f, "rb") as fh:
+            if fh.read(40).startswith(b"version https://git-lfs"):
+                raise CheckpointError(f"{f} is a git-lfs pointer, not the weights; run "
+                                      f"`git lfs pull` in {path}")
         try:
             if name.endswith(".safetensors"):
                 from safetensors.torch import load_file
@@ -107,10 +114,12 @@ def read_state_dict(path: Path) -> dict:
         except Exception as e:
             raise CheckpointError(f"{f} is corrupt or truncated and cannot be read "
                                   f"({type(e).__name__}: {str(e)[:200]})") from None
-        if not isinstance(sd, dict):
+        if not isinstance(sd, dict) or not all(isinstance(v, torch.Tensor) for v in sd.values()):
             raise CheckpointError(f"{f} does not hold a state dict of tensors")
         return sd
-    raise CheckpointError(f"no weights in {path}: expected one of {', '.join(WEIGHT_FILES)}")
+    shards = [f.name for f in path.glob("*.index.json")]
+    hint = f" ({shards[0]} is a sharded checkpoint, which is not supported)" if shards else ""
+    raise CheckpointError(f"no weights in {path}: expected one of {', '.join(WEIGHT_FILES)}{hint}")
 
 
 def normalise_key(key: str):
@@ -137,11 +146,29 @@ def key_map(n_layers: int) -> dict:
     return out
 
 
+def strip_task_heads(sd: dict) -> dict:
+    """A fine-tuned or pre-training checkpoint keeps the encoder under `bert.` and its task head
+    (classifier.*, qa_outputs.*, cls.*) beside it: keep the encoder only. Other checkpoints whose
+    keys all share one wrapper prefix (e.g. `model.`) lose that prefix."""
+    if any(k.startswith("bert.") for k in sd):
+        return {k: v for k, v in sd.items() if k.startswith("bert.")}
+    firsts = {k.split(".", 1)[0] for k in sd}
+    if len(firsts) == 1 and firsts.isdisjoint({"embeddings", "encoder"}):
+        prefix = firsts.pop() + "."
+        return {k[len(prefix):]: v for k, v in sd.items()}
+    return sd
+
+
+def named(keys, n=5) -> str:
+    shown = ", ".join(keys[:n])
+    return f"{shown} and {len(keys) - n} more" if len(keys) > n else shown
+
+
 def map_state_dict(sd: dict, cfg: BertConfig) -> dict:
     """Rename checkpoint keys to ours; list missing and unexpected keys by name."""
     table = key_map(cfg.num_hidden_layers)
     mapped, unexpected = {}, []
-    for key, tensor in sd.items():
+    for key, tensor in strip_task_heads(sd).items():
         hf = normalise_key(key)
         if hf is None:
             continue
@@ -152,9 +179,9 @@ def map_state_dict(sd: dict, cfg: BertConfig) -> dict:
     missing = [hf for hf, ours in table.items() if ours not in mapped]
     problems = []
     if missing:
-        problems.append(f"missing keys: {', '.join(missing)}")
+        problems.append(f"{len(missing)} missing keys: {named(missing)}")
     if unexpected:
-        problems.append(f"unexpected keys: {', '.join(unexpected)}")
+        problems.append(f"{len(unexpected)} unexpected keys: {named(unexpected)}")
     if problems:
         raise CheckpointError("the weights do not match the config: " + "; ".join(problems))
     return mapped
@@ -167,7 +194,8 @@ def build_model(cfg: BertConfig, sd: dict, mode="wide") -> BertModel:
                               f"the whole {cfg.hidden_size}-dim input); they cannot be loaded "
                               f"into mode={mode!r}. Use mode='wide'.")
     mapped = map_state_dict(sd, cfg)
-    model = BertModel(cfg, mode="wide")
+    with torch.device("meta"):  # shapes only: the checkpoint's tensors become the parameters
+        model = BertModel(cfg, mode="wide")
     own = model.state_dict()
     table = {ours: hf for hf, ours in key_map(cfg.num_hidden_layers).items()}
     for name, tensor in mapped.items():
@@ -175,7 +203,7 @@ def build_model(cfg: BertConfig, sd: dict, mode="wide") -> BertModel:
             raise CheckpointError(f"shape mismatch for {table[name]}: the checkpoint has "
                                   f"{tuple(tensor.shape)}, the config expects "
                                   f"{tuple(own[name].shape)}")
-    model.load_state_dict({k: v.float() for k, v in mapped.items()}, strict=True)
+    model.load_state_dict({k: v.float() for k, v in mapped.items()}, strict=True, assign=True)
     model.eval()
     for p in model.parameters():
         p.requires_grad_(False)

@@ -21,6 +21,10 @@ class TokenizerError(RuntimeError):
 def load_tokenizer(path: Path):
     from transformers import AutoTokenizer
 
+    if not ((path / "tokenizer.json").exists() or (path / "vocab.txt").exists()):
+        # transformers would otherwise build an empty vocabulary and turn every word into [UNK]
+        raise TokenizerError(f"cannot load the tokenizer from {path}: it has neither "
+                             f"tokenizer.json nor vocab.txt")
     try:
         tok = AutoTokenizer.from_pretrained(str(path), use_fast=True)
     except Exception as e:

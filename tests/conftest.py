@@ -42,7 +42,8 @@ def save_tiny_bert(path: Path, layers=2, heads=4, hidden=32, seed=0, **overrides
     path.mkdir(parents=True, exist_ok=True)
     vocab = tiny_vocab()
     (path / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    tok = BertTokenizerFast(vocab_file=str(path / "vocab.txt"), do_lower_case=True)
+    tok = BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=True)
+    assert len(tok) == len(vocab)
     tok.save_pretrained(str(path))
     cfg = BertConfig(vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=layers,
                      num_attention_heads=heads, intermediate_size=4 * hidden,
@@ -85,9 +86,11 @@ def bundled():
 def hf_reference(path: Path):
     """transformers' own BertModel on the same checkpoint, with eager attention (which returns
     the weights; sdpa does not)."""
+    import torch
     from transformers import BertModel
 
-    return BertModel.from_pretrained(str(path), attn_implementation="eager").eval()
+    return BertModel.from_pretrained(str(path), attn_implementation="eager",
+                                     dtype=torch.float32).eval()
 
 
 def read_json(path: Path):

@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import ROOT, require
 
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
@@ -60,8 +60,8 @@ def stop_app(proc):
 
 @pytest.fixture(scope="session")
 def app_url(tmp_path_factory):
-    require(shutil.which("chromium") is not None or os.path.exists(CHROMIUM),
-            "Debian's chromium is not installed (apt-get install chromium)")
+    require(os.path.exists(CHROMIUM), "Debian's chromium is not installed (apt-get install "
+            "chromium)")
     log = tmp_path_factory.mktemp("server") / "streamlit.log"
     proc, url = start_app(log)
     yield url
@@ -70,7 +70,8 @@ def app_url(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def browser():
-    require(os.path.exists(CHROMIUM), "Debian's chromium is not installed at /usr/bin/chromium")
+    require(os.path.exists(CHROMIUM), "Debian's chromium is not installed (apt-get install "
+            "chromium)")
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
