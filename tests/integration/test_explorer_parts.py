@@ -94,7 +94,7 @@ def test_heatmap_and_grid_builders():
     assert one.layout.yaxis.autorange == "reversed"  # the first query is the top row
     grid = figures.focus_grid(np.array([[0, 1], [2, 1]]), np.full((2, 2), 0.5), labels,
                               [True, False, False, True], "a")
-    assert grid.data[0].text == (("[CLS]", "a"), ("a", "a"))
+    assert [list(r) for r in grid.data[0].text] == [["[CLS]", "a"], ["a", "a"]]
     bars = figures.focus_bars(np.array([[0.97, 0.01, 0.01, 0.01], [0.5, 0.5, 0, 0]]), labels,
                               [True, False, False, True], "a", layer=0)
     total = sum(np.asarray(b.y) for b in bars.data)  # keys under 5% join "other"
