@@ -155,13 +155,13 @@ if hide_special:
 left, right = st.columns([3, 2], gap="small")
 titles = [f"head {h} · {v['h_heads'][h]:.2f} nats" for h in range(H)]
 left.plotly_chart(figures.head_grid(v["heads"], labels, titles, selected=head),
-                  config=PLOT_CONFIG, key="grid")
+                  config=PLOT_CONFIG, theme=None, key="grid")
 right.plotly_chart(figures.heatmap(v["single"], labels, height=270, show_scale=False,
                                    title=f"single head (width {D}) · {v['h_single']:.2f} nats"),
-                   config=PLOT_CONFIG, key="single")
+                   config=PLOT_CONFIG, theme=None, key="single")
 right.plotly_chart(figures.heatmap(v["mean"], labels, height=270, show_scale=False,
                                    title=f"mean of the {H} heads · {v['h_mean']:.2f} nats"),
-                   config=PLOT_CONFIG, key="mean")
+                   config=PLOT_CONFIG, theme=None, key="mean")
 right.caption(
     f"Each map: rows are the tokens looking (queries), columns the tokens looked at (keys); "
     f"darker means more attention, and entropy (nats) says how spread a row is. The **single "
@@ -175,7 +175,7 @@ weights = v["heads"][head]  # (G, G)
 big.plotly_chart(figures.heatmap(weights, labels, height=520,
                                  title=f"layer {layer}, head {head} · "
                                        f"{v['h_heads'][head]:.2f} nats"),
-                 config=PLOT_CONFIG, key="big")
+                 config=PLOT_CONFIG, theme=None, key="big")
 meta = dict(model=name, text=text, layer=layer, head=head,
             view=dict(word_level=word_level, hide_special=hide_special))
 d1, d2 = big.columns(2)
@@ -203,9 +203,9 @@ with focus_col:
     f = focus_view(name, text, query, word_level, hide_special)
     st.plotly_chart(figures.focus_grid(f["top"], f["weight"], labels, v["special"],
                                        labels[query]),
-                    config=PLOT_CONFIG, key="focus_grid")
+                    config=PLOT_CONFIG, theme=None, key="focus_grid")
     st.plotly_chart(figures.focus_bars(f["rows"][layer], labels, v["special"],
                                        labels[query], layer),
-                    config=PLOT_CONFIG, key="focus_bars")
+                    config=PLOT_CONFIG, theme=None, key="focus_bars")
 
 common.write_query_params(layer=layer, head=head, focus=focus_param(labels, query))

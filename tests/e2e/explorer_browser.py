@@ -32,15 +32,24 @@ def sentence_box(page):
     return page.locator('[data-testid="stSidebar"] textarea').first
 
 
-def type_sentence(page, text: str):
-    """Select the sentence, type the new one key by key, and submit it with Ctrl+Enter.
-    (Pasting it with fill() or insert_text() and pressing Ctrl+Enter at once submits an empty
-    box: the text area has not taken the pasted value yet. Typing, as a person does, works.)"""
+def type_text(page, text: str):
+    """Select the sentence and type the new one key by key, as a person does. (Pasting it with
+    fill() or insert_text() and pressing Ctrl+Enter at once can submit the old value: the text
+    area has not taken the paste yet.)"""
     box = sentence_box(page)
     box.click()
     box.press("Control+a")
     box.press_sequentially(text)
-    box.press("Control+Enter")
+
+
+def submit(page):
+    """Ctrl+Enter applies a Streamlit text area."""
+    sentence_box(page).press("Control+Enter")
+
+
+def type_sentence(page, text: str):
+    type_text(page, text)
+    submit(page)
 
 
 def wait_for_grid(page, tokens, heads: int, timeout_ms: int = 60_000):
