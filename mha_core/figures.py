@@ -75,6 +75,13 @@ def _ticks(ticks, size=12) -> dict:
     return dict(tickfont=dict(size=size))
 
 
+def _label_room(ticks, size) -> int:
+    """Pixels for the longest tick label: a fixed margin instead of plotly's automargin, which
+    lays a figure out again and again in the browser (slower on every rerun)."""
+    longest = max((len(plain_label(t)) for t in ticks), default=1)
+    return int(12 + 0.62 * size * min(longest, 24))
+
+
 def _coloraxis(zmax=1.0, title="weight", show=True) -> dict:
     return dict(colorscale=COLORSCALE, cmin=0.0, cmax=zmax, showscale=show,
                 colorbar=dict(title=dict(text=title), thickness=10, len=0.6))
@@ -88,11 +95,12 @@ def heatmap(z, labels, title="", height=420, zmax=1.0, hover=HOVER, show_scale=T
     """One attention map (T, T) with token labels on both axes, queries as rows (top to bottom),
     keys as columns, a fixed 0..zmax colour scale and "query → key: weight" on hover."""
     ticks = axis_labels(labels)
+    room = _label_room(ticks, 12)
     layout = dict(
-        title=_title(title), height=height, margin=dict(l=10, r=10, t=50, b=10), font=FONT,
-        coloraxis=_coloraxis(zmax, show=show_scale),
-        xaxis=dict(type="category", tickangle=-90, automargin=True, **_ticks(ticks)),
-        yaxis=dict(type="category", autorange="reversed", automargin=True, **_ticks(ticks)))
+        title=_title(title), height=height, margin=dict(l=room, r=10, t=50, b=room),
+        font=FONT, coloraxis=_coloraxis(zmax, show=show_scale),
+        xaxis=dict(type="category", tickangle=-90, **_ticks(ticks)),
+        yaxis=dict(type="category", autorange="reversed", **_ticks(ticks)))
     return go.Figure(dict(data=[_heatmap_trace(z, ticks, hover)], layout=layout))
 
 
@@ -106,9 +114,11 @@ def head_grid(maps, labels, titles, cols=3, height=None, selected=None, zmax=1.0
     ticks = axis_labels(labels)
     hs, vs = 0.03, 0.2 / rows  # gaps between cells, as fractions of the plotting area
     w, h = (1 - (cols - 1) * hs) / cols, (1 - (rows - 1) * vs) / rows
-    tick = _ticks(ticks, size=10 if len(ticks) <= 16 else 8)
+    size = 10 if len(ticks) <= 16 else 8
+    tick, room = _ticks(ticks, size=size), _label_room(ticks, size)
     data, annotations = [], []
-    layout = dict(height=height or 140 * rows + 60, margin=dict(l=10, r=10, t=30, b=10),
+    layout = dict(height=height or 140 * rows + 60 + room,
+                  margin=dict(l=room, r=10, t=30, b=room),
                   coloraxis=_coloraxis(zmax), font=FONT, showlegend=False)
     for i in range(H):
         r, c = divmod(i, cols)
@@ -120,10 +130,10 @@ def head_grid(maps, labels, titles, cols=3, height=None, selected=None, zmax=1.0
         xd, yd = [max(x0, 0), min(x0 + w, 1)], [max(y1 - h, 0), min(y1, 1)]  # in [0, 1]
         layout[f"xaxis{n}"] = dict(domain=xd, anchor=f"y{n}", type="category",
                                    tickangle=-90, showgrid=False, ticks="",
-                                   automargin=True, showticklabels=i + cols >= H, **tick)
+                                   showticklabels=i + cols >= H, **tick)
         layout[f"yaxis{n}"] = dict(domain=yd, anchor=f"x{n}", type="category",
                                    autorange="reversed", showgrid=False, ticks="",
-                                   automargin=True, showticklabels=c == 0, **tick)
+                                   showticklabels=c == 0, **tick)
         annotations.append(dict(text=titles[i], x=x0 + w / 2, y=y1, xref="paper",
                                 yref="paper", xanchor="center", yanchor="bottom",
                                 showarrow=False, font=dict(size=13)))
@@ -169,9 +179,8 @@ def focus_grid(top, weight, labels, special, focus_label, height=None):
         hovertemplate="%{y} %{x} → %{customdata[0]}: %{customdata[1]:.3f}<extra></extra>")
     layout = dict(
         title=_title(f"Top key of “{focus}” in every head"), font=FONT,
-        height=height or 60 + 36 * L, margin=dict(l=10, r=10, t=50, b=10),
-        xaxis=dict(type="category", automargin=True),
-        yaxis=dict(autorange="reversed", type="category", automargin=True))
+        height=height or 90 + 36 * L, margin=dict(l=40, r=10, t=50, b=30),
+        xaxis=dict(type="category"), yaxis=dict(autorange="reversed", type="category"))
     return go.Figure(dict(data=[trace], layout=layout))
 
 
@@ -192,9 +201,8 @@ def focus_bars(rows, labels, special, focus_label, layer, min_weight=0.05, heigh
         data.append(dict(type="bar", x=heads, y=rest, name="other", marker_color="#dddddd",
                          hovertemplate="%{x}: other keys %{y:.3f}<extra></extra>"))
     layout = dict(
-        barmode="stack", height=height, font=FONT, margin=dict(l=10, r=10, t=50, b=10),
+        barmode="stack", height=height, font=FONT, margin=dict(l=60, r=10, t=50, b=30),
         title=_title(f"Layer {layer}: where “{clean_label(focus_label)}” attends, per head"),
-        xaxis=dict(automargin=True), yaxis=dict(range=[0, 1], title=dict(text="weight"),
-                                                automargin=True),
+        yaxis=dict(range=[0, 1], title=dict(text="weight")),
         legend=dict(title=dict(text="key"), traceorder="normal"))
     return go.Figure(dict(data=data, layout=layout))
