@@ -87,6 +87,8 @@ def main():
                 text = "I saw the man with a telescope."
                 type_sentence(page, text)
                 wait_for_grid(page, bert.encode(text).tokens, heads)
+                page.evaluate("document.activeElement.blur()")  # no focus ring in the picture
+                page.mouse.move(150, 700)  # over the sidebar, off the charts
                 page.wait_for_timeout(1500)  # let the focus charts below finish drawing
                 page.screenshot(path=args.screenshot)
                 print(f"screenshot: {args.screenshot}")
