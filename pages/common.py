@@ -102,6 +102,11 @@ def sidebar():
     with st.sidebar:
         st.title("headscope")
         st.selectbox("Model", list(model_choices()), key="model")
+        bert, _ = get_bert(st.session_state.model)  # a failure is shown by the page itself
+        if bert is not None:
+            c = bert.config
+            st.caption(f"{c.num_hidden_layers} layers × {c.num_attention_heads} heads, "
+                       f"hidden size {c.hidden_size}")
         st.text_area("Sentence", key="text", height=100,
                      help="Type any text and press Ctrl+Enter (⌘+Enter on a Mac).")
         st.selectbox("Examples", list(PRESETS), index=None, key="preset",
