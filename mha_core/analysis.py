@@ -266,3 +266,44 @@ def reading_difference(rows_a, labels_a, rows_b, labels_b) -> np.ndarray:
     zero = np.zeros(np.shape(rows_a)[:-1])
     words = list(dict.fromkeys([*pa, *pb]))
     return 0.5 * sum(np.abs(pa.get(w, zero) - pb.get(w, zero)) for w in words)
+
+
+# --- Explorer
+
+
+def head_divergence(att: torch.Tensor) -> torch.Tensor:
+    """How much the heads of each layer disagree, in nats: (L, H, T, T) -> (L,).
+
+    The generalised Jensen-Shannon divergence of the H heads' rows with equal weights,
+    entropy(mean of the heads) - mean(entropy of each head), averaged over query rows. It is 0
+    when every head draws the same map and grows as heads look at different keys, whatever
+    those keys are; it is at most log H."""
+    return entropy(att.mean(dim=1)) - entropy(att).mean(dim=1)
+
+
+def explorer_view(att: torch.Tensor, res, word_level=False, hide_special=False):
+    """The maps as the Explorer shows them: att (..., T, T) of the AttentionResult res.
+
+    word_level: merge subwords into words (Clark et al. 2019: attention to a word is summed over
+    its pieces, attention from it averaged, so rows still sum to 1).
+    hide_special: drop the [CLS]/[SEP] rows and columns and renormalise each row to sum to 1.
+    Returns (maps (..., G, G), labels G, special G)."""
+    labels, special = list(res.tokens), list(res.special)
+    if word_level:
+        labels, groups = res.words()
+        att = res.word_level(att)  # (..., G, G)
+        special = [all(special[t] for t in members) for members in groups]
+    if hide_special and not all(special):
+        keep = [not s for s in special]
+        att = keep_tokens(att, keep)  # (..., G', G')
+        labels = [x for x, k in zip(labels, keep) if k]
+        special = [False] * len(labels)
+    return att, list(labels), list(special)
+
+
+def focus_targets(att: torch.Tensor, query: int):
+    """Where one query token attends in every head: att (L, H, T, T) -> (top (L, H) key index,
+    weight (L, H) on that key, rows (L, H, T) the query's full rows)."""
+    rows = att[..., query, :]  # (L, H, T)
+    weight, top = rows.max(dim=-1)  # (L, H) each
+    return top, weight, rows

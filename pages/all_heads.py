@@ -8,6 +8,8 @@ from mha_core import analysis as an
 from mha_core import figures as fg
 from pages import common
 
+common.leave_legacy_pages_mode()
+
 MAX_LINES = 200
 
 

@@ -1,4 +1,5 @@
-"""What every page shares: the model list, the cached model and results, and the sidebar's state.
+"""What every page shares: the model list, the cached model and results, the sidebar's state and
+the link (query parameters) that restores a view.
 
 The model (st.cache_resource) is ONE object shared by every session and thread: nothing may
 change it. Results (st.cache_data) are copied for each caller.
@@ -7,6 +8,7 @@ change it. Results (st.cache_data) are copied for each caller.
 import os
 
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 
 BUNDLED = "all-MiniLM-L6-v2 (bundled)"
 DEFAULT_TEXT = "I saw the man with a telescope."
@@ -19,7 +21,19 @@ PRESETS = {
     "Cat on the mat": "The cat sat on the mat.",
     "Time flies": "Time flies like an arrow; fruit flies like a banana.",
 }
+# The word worth following in each preset (the Explorer's default focus token)
+PRESET_FOCUS = {
+    "I saw the man with a telescope.": "with",
+    "The astronomer saw the man with a telescope.": "with",
+    "The animal didn't cross the street because it was too tired.": "it",
+    "I went to the bank to deposit money.": "bank",
+    "We sat on the bank of the river.": "bank",
+    "The cat sat on the mat.": "sat",
+    "Time flies like an arrow; fruit flies like a banana.": "like",
+}
 MAX_CHARS = 20_000  # text longer than this is cut before tokenising (the model keeps 512 tokens)
+URL_TEXT_MAX = 2_000  # a longer sentence is left out of the link (browsers cap URL length)
+VIEW_PARAMS = ("layer", "head", "focus")  # query parameters a page reads from pending_params()
 
 
 def model_choices() -> dict:
@@ -50,7 +64,9 @@ def get_bert(name: str):
         return None, f"The model {name!r} could not be loaded: {e}"
 
 
-@st.cache_data(max_entries=128, ttl=3600, show_spinner=False)
+# A result holds every layer's maps: at 512 tokens on the bundled model about 80 MB, so the
+# cache keeps few of them and drops them after an hour.
+@st.cache_data(max_entries=24, ttl=3600, show_spinner=False)
 def attend(name: str, text: str, text_pair: str | None = None):
     """The cached result of bert.attend for (model, text). Copied per caller."""
     bert, err = get_bert(name)
@@ -65,3 +81,92 @@ def current_model() -> str:
 
 def current_text() -> str:
     return st.session_state.get("text", DEFAULT_TEXT)[:MAX_CHARS]
+
+
+def text_was_cut() -> bool:
+    return len(st.session_state.get("text", "")) > MAX_CHARS
+
+
+def _pick_preset():
+    choice = st.session_state.get("preset")
+    if choice in PRESETS:
+        st.session_state.text = PRESETS[choice]
+    st.session_state.preset = None
+
+
+def sidebar():
+    """The shared sidebar: model, sentence, examples. Call once per run, from app.py."""
+    st.session_state.setdefault("model", BUNDLED)
+    st.session_state.setdefault("text", DEFAULT_TEXT)
+    if st.session_state.model not in model_choices():
+        st.session_state.model = BUNDLED
+    with st.sidebar:
+        st.title("headscope")
+        st.selectbox("Model", list(model_choices()), key="model")
+        bert, _ = get_bert(st.session_state.model)  # a failure is shown by the page itself
+        if bert is not None:
+            c = bert.config
+            st.caption(f"{c.num_hidden_layers} layers × {c.num_attention_heads} heads, "
+                       f"hidden size {c.hidden_size}")
+        st.text_area("Sentence", key="text", height=100,
+                     help="Type any text and press Ctrl+Enter (⌘+Enter on a Mac).")
+        st.selectbox("Examples", list(PRESETS), index=None, key="preset",
+                     placeholder="Load an example…", on_change=_pick_preset)
+
+
+def read_query_params() -> list:
+    """Once per session, before the sidebar: take model and text from the link; keep layer, head
+    and focus for the page to check (pending_params). Returns messages for what was ignored.
+    Messages never repeat the link's values: they are user text."""
+    if st.session_state.get("_link_read"):
+        return []
+    st.session_state._link_read = True
+    qp, notes = st.query_params, []
+    if "model" in qp:
+        if qp["model"] in model_choices():
+            st.session_state.model = qp["model"]
+        else:
+            notes.append(f"The link names a model this server does not offer; showing {BUNDLED}.")
+    if "text" in qp:
+        st.session_state.text = qp["text"]
+        if len(qp["text"]) > MAX_CHARS:
+            notes.append(f"The link's text is longer than {MAX_CHARS:,} characters; "
+                         f"it was cut to that length.")
+            st.session_state.text = qp["text"][:MAX_CHARS]
+    st.session_state._pending = {k: qp[k] for k in VIEW_PARAMS if k in qp}
+    return notes
+
+
+def pending_params() -> dict:
+    """The link's layer/head/focus values not yet applied (raw strings); each page pops them."""
+    return st.session_state.setdefault("_pending", {})
+
+
+def write_query_params(**values):
+    """Put the current view in the URL, so the address bar is a link to it. A value of None
+    removes the parameter. Only changed parameters are sent to the browser."""
+    qp = st.query_params
+    for key, value in values.items():
+        if value is None:
+            if key in qp:
+                del qp[key]
+        elif qp.get(key) != str(value):
+            qp[key] = str(value)
+
+
+def sync_link():
+    """The sidebar's part of the link: model and sentence (a very long sentence is left out)."""
+    text = st.session_state.get("text", "")
+    write_query_params(model=current_model(),
+                       text=text if len(text) <= URL_TEXT_MAX else None)
+
+
+def leave_legacy_pages_mode():
+    """The first run after the server starts sees our pages/ folder and takes Streamlit's legacy
+    multipage mode: app.py then runs as a page with other widget ids (the first sentence typed
+    would be dropped), and a deep link such as /all_heads runs its page alone, without the
+    frame and the sidebar. st.navigation in app.py switches the legacy mode off for good; this
+    call, first in app.py and in every page, starts such a first run again without it."""
+    if PagesManager.uses_pages_directory:
+        PagesManager.uses_pages_directory = False
+        st.rerun()

@@ -1,12 +1,213 @@
+"""Explorer: every head of one layer for any sentence, with the layer's single head beside them.
+
+Widgets -> cached computation from mha_core -> figures from mha_core.figures.
+"""
+
 import streamlit as st
 
+from mha_core import figures
+from mha_core.analysis import entropy, explorer_view, focus_targets, head_divergence
+from mha_core.export import attention_csv, attention_json
 from pages import common
 
-st.header("Explorer")
-bert, err = common.get_bert(common.current_model())
+common.leave_legacy_pages_mode()
+
+PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def default_layer(name: str) -> int:
+    """The layer whose heads disagree most over the preset sentences (head_divergence: entropy
+    of the heads' mean map minus the heads' mean entropy). Fixed per model, so the view does not
+    jump while the class types. On the bundled model it is layer 1 in every preset (0.43 nats
+    on average, layer 0 is next with 0.38): twelve sharp heads pointing at different tokens,
+    while the layer's single head puts ~100% on [CLS]."""
+    import torch
+
+    div = torch.stack([head_divergence(common.attend(name, t).attentions)
+                       for t in common.PRESETS.values()])  # (presets, L)
+    return int(div.mean(dim=0).argmax())
+
+
+@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+def layer_view(name: str, text: str, layer: int, word_level: bool, hide_special: bool) -> dict:
+    """One layer as shown: heads (H, G, G), single head and mean of heads (G, G), entropies."""
+    res = common.attend(name, text)
+    heads, labels, special = explorer_view(res.attentions[layer], res, word_level, hide_special)
+    single = explorer_view(res.single_head[layer], res, word_level, hide_special)[0]  # (G, G)
+    mean = heads.mean(dim=0)  # (G, G): the mean of the maps shown
+    return dict(labels=labels, special=special, heads=heads.numpy(), single=single.numpy(),
+                mean=mean.numpy(), h_heads=entropy(heads).tolist(),
+                h_single=float(entropy(single)), h_mean=float(entropy(mean)),
+                tokens=res.tokens, truncated=res.truncated, max_length=res.max_length,
+                n_tokens_full=res.encoded.n_tokens_full)
+
+
+@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+def focus_view(name: str, text: str, query: int, word_level: bool, hide_special: bool) -> dict:
+    """Where the token at `query` (in the shown view) attends, in every head of every layer."""
+    res = common.attend(name, text)
+    att = explorer_view(res.attentions, res, word_level, hide_special)[0]  # (L, H, G, G)
+    top, weight, rows = focus_targets(att, query)
+    return dict(top=top.numpy(), weight=weight.numpy(), rows=rows.numpy())
+
+
+def clamp_int(raw, lo: int, hi: int, what: str):
+    """(value or None, message or None) for a query parameter that should be an int in [lo, hi]."""
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        return None, f"The link's {what} is not a number; it was ignored."
+    if not lo <= value <= hi:
+        clamped = min(max(value, lo), hi)
+        return clamped, f"The link's {what} {value} is outside 0–{hi}; showing {what} {clamped}."
+    return value, None
+
+
+def resolve_focus(raw: str, labels) -> int | None:
+    """A focus parameter: a token's text (its first occurrence) or "#i" for position i."""
+    raw = str(raw)
+    lowered = [x.lower() for x in labels]
+    if raw.lower() in lowered:
+        return lowered.index(raw.lower())
+    if raw.startswith("#") and raw[1:].isdigit() and int(raw[1:]) < len(labels):
+        return int(raw[1:])
+    return None
+
+
+def focus_param(labels, i: int) -> str:
+    """The inverse of resolve_focus: the token's text when that finds it, else "#i"."""
+    return labels[i] if resolve_focus(labels[i], labels) == i else f"#{i}"
+
+
+def default_focus(text: str, labels, special) -> int:
+    want = common.PRESET_FOCUS.get(text, "").lower()
+    lowered = [x.lower() for x in labels]
+    if want in lowered:
+        return lowered.index(want)
+    return next((i for i, s in enumerate(special) if not s), 0)
+
+
+# --- model and text ------------------------------------------------------------------------
+name, text = common.current_model(), common.current_text()
+bert, err = common.get_bert(name)
 if err:
-    st.error(err)
+    st.error(err, icon="🚫")
+    st.caption("Other models in the sidebar still work.")
     st.stop()
-c = bert.config
-st.write(f"{bert.name}: {c.num_hidden_layers} layers × {c.num_attention_heads} heads, "
-         f"hidden size {c.hidden_size}.")
+cfg = bert.config
+L, H, D = cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size
+
+if not text.strip():
+    st.info("Type a sentence in the sidebar (or load an example) to see what every head "
+            "looks at.", icon="✍️")
+    st.stop()
+if common.text_was_cut():
+    st.warning(f"The text is longer than {common.MAX_CHARS:,} characters; only the first "
+               f"{common.MAX_CHARS:,} are used.")
+
+# --- view controls (the link's values first: clamped or ignored with a message) -----------
+ss = st.session_state
+pending = common.pending_params()
+for key, hi in (("layer", L - 1), ("head", H - 1)):
+    if key in pending:
+        value, note = clamp_int(pending.pop(key), 0, hi, key)
+        if value is not None:
+            ss[key] = value
+        if note:
+            st.warning(note, icon="🔗")
+# Widget state is dropped on a run that does not draw the widget (another page, a model that
+# failed to load); "_layer"/"_head" keep the view until the widgets are back.
+if "layer" not in ss:
+    ss.layer = ss["_layer"] if "_layer" in ss else default_layer(name)
+ss.setdefault("head", ss.get("_head", 0))
+ss.layer, ss.head = min(ss.layer, L - 1), min(ss.head, H - 1)  # after a model change
+
+c1, c2, c3, c4 = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
+layer = c1.slider("Layer (from 0)", 0, L - 1, key="layer")
+head = c2.selectbox("Enlarge head", list(range(H)), key="head",
+                    format_func=lambda h: f"head {h}")
+word_level = c3.toggle("Whole words", key="word_level",
+                       help="Merge subword pieces into words (Clark et al. 2019): attention "
+                            "to a word is summed over its pieces, attention from it averaged.")
+hide_special = c4.toggle("Hide [CLS]/[SEP]", key="hide_special",
+                         help="Drop the special tokens and renormalise each row to sum to 1.")
+
+ss._layer, ss._head = layer, head
+
+try:
+    v = layer_view(name, text, layer, word_level, hide_special)
+except Exception as e:  # a tokenizer or model failure on odd input: a message, not a traceback
+    st.error(f"The model could not read this text ({type(e).__name__}).", icon="🚫")
+    st.stop()
+labels = v["labels"]
+if v["truncated"]:
+    st.warning(f"This text has {v['n_tokens_full']} tokens, more than this model's limit of "
+               f"{v['max_length']} (including [CLS] and [SEP]); only the first "
+               f"{v['max_length']} are shown.", icon="✂️")
+if all(v["special"]) or not labels:
+    st.info("The tokenizer found nothing in this text but [CLS] and [SEP]. Type some words.",
+            icon="✍️")
+    st.stop()
+if hide_special:
+    st.caption("[CLS] and [SEP] are hidden: each row is renormalised over the remaining tokens "
+               "to sum to 1, and entropies are of these maps.")
+
+# --- per-head grid | the single head and the mean ------------------------------------------
+left, right = st.columns([3, 2], gap="small")
+titles = [f"head {h} · {v['h_heads'][h]:.2f} nats" for h in range(H)]
+left.plotly_chart(figures.head_grid(v["heads"], labels, titles, selected=head),
+                  config=PLOT_CONFIG, theme=None, key="grid")
+right.plotly_chart(figures.heatmap(v["single"], labels, height=270, show_scale=False,
+                                   title=f"single head (width {D}) · {v['h_single']:.2f} nats"),
+                   config=PLOT_CONFIG, theme=None, key="single")
+right.plotly_chart(figures.heatmap(v["mean"], labels, height=270, show_scale=False,
+                                   title=f"mean of the {H} heads · {v['h_mean']:.2f} nats"),
+                   config=PLOT_CONFIG, theme=None, key="mean")
+right.caption(
+    f"Each map: rows are the tokens looking (queries), columns the tokens looked at (keys); "
+    f"darker means more attention, and entropy (nats) says how spread a row is. The **single "
+    f"head** reads layer {layer}'s weights as one head of width {D}: its scores are the {H} "
+    f"heads' scores added up and put through one softmax, so the biggest sum wins and it "
+    f"collapses onto one token. The **mean** is what most tools show: a blur of the heads.")
+
+# --- the enlarged head, with downloads | the focus token -----------------------------------
+big, focus_col = st.columns([2, 3], gap="medium")
+weights = v["heads"][head]  # (G, G)
+big.plotly_chart(figures.heatmap(weights, labels, height=520,
+                                 title=f"layer {layer}, head {head} · "
+                                       f"{v['h_heads'][head]:.2f} nats"),
+                 config=PLOT_CONFIG, theme=None, key="big")
+meta = dict(model=name, text=text, layer=layer, head=head,
+            view=dict(word_level=word_level, hide_special=hide_special))
+d1, d2 = big.columns(2)
+d1.download_button("Download CSV", lambda: attention_csv(labels, weights), mime="text/csv",
+                   file_name=f"attention_L{layer}_H{head}.csv", width="stretch")
+d2.download_button("Download JSON", lambda: attention_json(labels, weights, **meta),
+                   mime="application/json", file_name=f"attention_L{layer}_H{head}.json",
+                   width="stretch")
+
+with focus_col:
+    key = f"focus_{hash(tuple(labels))}"  # a new list of tokens gets a fresh widget
+    if "focus" in pending:
+        found = resolve_focus(pending.pop("focus"), labels)
+        if found is None:
+            st.warning("The link's focus token is not in this sentence; it was ignored.",
+                       icon="🔗")
+        else:
+            ss.focus_label = labels[found]
+    start = resolve_focus(ss.get("focus_label", ""), labels)
+    if start is None:
+        start = default_focus(text, labels, v["special"])
+    query = st.selectbox("Focus token", list(range(len(labels))), index=start, key=key,
+                         format_func=lambda i: f"{i}: {figures.visible(labels[i])}")
+    ss.focus_label = labels[query]
+    f = focus_view(name, text, query, word_level, hide_special)
+    st.plotly_chart(figures.focus_grid(f["top"], f["weight"], labels, v["special"],
+                                       labels[query]),
+                    config=PLOT_CONFIG, theme=None, key="focus_grid")
+    st.plotly_chart(figures.focus_bars(f["rows"][layer], labels, v["special"],
+                                       labels[query], layer),
+                    config=PLOT_CONFIG, theme=None, key="focus_bars")
+
+common.write_query_params(layer=layer, head=head, focus=focus_param(labels, query))

@@ -12,6 +12,8 @@ from mha_core import analysis as an
 from mha_core import figures as fg
 from pages import common
 
+common.leave_legacy_pages_mode()
+
 
 @st.cache_data(max_entries=32, ttl=3600, show_spinner="Switching each head off in turn…")
 def importance_view(name: str, text: str) -> dict:

@@ -8,6 +8,8 @@ from mha_core import figures, lab
 from mha_core.attention import MODES, MultiHeadSelfAttention, input_slices
 from pages import common
 
+common.leave_legacy_pages_mode()
+
 
 @st.cache_data(max_entries=64, show_spinner=False)
 def toy_walkthrough(words: tuple, seed: int):

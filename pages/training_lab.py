@@ -6,6 +6,9 @@ import pandas as pd
 import streamlit as st
 
 from mha_core import figures, lab
+from pages import common
+
+common.leave_legacy_pages_mode()
 
 SMALL_STEPS = 30  # the "small steps" setting: a quick look, and what the app tests use
 

@@ -8,6 +8,8 @@ from mha_core import analysis as an
 from mha_core import figures as fg
 from pages import common
 
+common.leave_legacy_pages_mode()
+
 PAIRS = {
     "Telescope or hat": ("I saw the man with a telescope.", "I saw the man with a hat.", "with"),
     "Who has the telescope?": ("The astronomer saw the man with a telescope.",

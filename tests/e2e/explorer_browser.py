@@ -1,0 +1,61 @@
+"""Driving the Explorer in a real browser; shared by tests/e2e and bench/browser_latency.py.
+
+Streamlit draws over a websocket and keeps the old chart on screen during a rerun, so we never
+wait for load events: we wait until the charts themselves show the new sentence's tokens."""
+
+# True once the per-head grid has `heads` heatmaps whose keys and queries are exactly `tokens`
+# and its drawn tick labels show them (plotly draws &lt; as "<"; repeats carry zero-width spaces).
+GRID_SHOWS = """([tokens, heads]) => {
+  const gd = document.querySelector('.st-key-grid .js-plotly-plot');
+  if (!gd || !gd.data || gd.data.length !== heads) return false;
+  const plain = s => String(s).replaceAll('\\u200b', '').replaceAll('&lt;', '<')
+                      .replaceAll('&gt;', '>').replaceAll('&amp;', '&');
+  const same = xs => xs.length === tokens.length && xs.every((x, i) => plain(x) === tokens[i]);
+  if (!gd.data.every(t => same(Array.from(t.x)) && same(Array.from(t.y)))) return false;
+  const drawn = new Set([...gd.querySelectorAll('.xtick text, .ytick text')]
+                        .map(e => e.textContent.replaceAll('\\u200b', '')));
+  return tokens.every(t => drawn.has(t));
+}"""
+
+
+# True once the single-head map is drawn for `tokens`
+SINGLE_SHOWS = """(tokens) => {
+  const gd = document.querySelector('.st-key-single .js-plotly-plot');
+  if (!gd || !gd.data || !gd.data.length) return false;
+  const xs = Array.from(gd.data[0].x).map(x => String(x).replaceAll('\u200b', ''));
+  return xs.join('|') === tokens.join('|') && gd.getBoundingClientRect().height > 100
+    && gd.querySelector('.gtitle')?.textContent.includes('single head');
+}"""
+
+
+def sentence_box(page):
+    return page.locator('[data-testid="stSidebar"] textarea').first
+
+
+def type_text(page, text: str):
+    """Select the sentence and type the new one key by key, as a person does. (Pasting it with
+    fill() or insert_text() and pressing Ctrl+Enter at once can submit the old value: the text
+    area has not taken the paste yet.)"""
+    box = sentence_box(page)
+    box.click()
+    box.press("Control+a")
+    box.press_sequentially(text)
+
+
+def submit(page):
+    """Ctrl+Enter applies a Streamlit text area."""
+    sentence_box(page).press("Control+Enter")
+
+
+def type_sentence(page, text: str):
+    type_text(page, text)
+    submit(page)
+
+
+def wait_for_grid(page, tokens, heads: int, timeout_ms: int = 60_000):
+    page.wait_for_function(GRID_SHOWS, arg=[list(tokens), heads], polling="raf",
+                           timeout=timeout_ms)
+
+
+def box_of(page, key: str):
+    return page.locator(f".st-key-{key} .js-plotly-plot").first.bounding_box()

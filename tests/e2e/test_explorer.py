@@ -1,0 +1,58 @@
+"""The Explorer in Debian's chromium: typing a sentence redraws every head; XSS stays text."""
+
+import pytest
+
+from pages.common import DEFAULT_TEXT
+from tests.e2e.conftest import no_exception
+from tests.e2e.explorer_browser import (
+    SINGLE_SHOWS,
+    box_of,
+    sentence_box,
+    type_sentence,
+    wait_for_grid,
+)
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def tokens(bundled):
+    return lambda text: bundled.encode(text).tokens
+
+
+def test_typed_sentence_redraws_every_head_beside_the_single_head(app_url, page, tokens,
+                                                                   bundled, tmp_path):
+    heads = bundled.config.num_attention_heads
+    page.goto(app_url)
+    wait_for_grid(page, tokens(DEFAULT_TEXT), heads)
+    text = "The astronomer saw the man with a telescope."
+    type_sentence(page, text)
+    wait_for_grid(page, tokens(text), heads)
+    assert page.evaluate("document.querySelector('.st-key-grid .js-plotly-plot').data.length") \
+        == heads
+    page.wait_for_function(SINGLE_SHOWS, arg=tokens(text), timeout=30_000)
+    assert page.locator(".st-key-single .js-plotly-plot").first.is_visible()
+    # the grid and the single-head map share the first 1280×800 screen, no sideways scrolling
+    grid_box, single_box = box_of(page, "grid"), box_of(page, "single")
+    assert grid_box["x"] + grid_box["width"] <= single_box["x"]
+    assert single_box["x"] + single_box["width"] <= 1280 and single_box["y"] < 800
+    assert grid_box["y"] < 800
+    assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
+    assert no_exception(page)
+    page.screenshot(path=str(tmp_path / "explorer.png"))
+    assert (tmp_path / "explorer.png").stat().st_size > 10_000
+
+
+def test_html_in_the_sentence_is_shown_as_text_and_never_runs(app_url, page, tokens, bundled):
+    dialogs = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(app_url)
+    wait_for_grid(page, tokens(DEFAULT_TEXT), bundled.config.num_attention_heads)
+    xss = "<img src=x onerror=alert(1)> <script>alert(2)</script>"
+    type_sentence(page, xss)
+    wait_for_grid(page, tokens(xss), bundled.config.num_attention_heads)
+    assert dialogs == []
+    assert page.locator('img[src="x"]').count() == 0
+    assert page.locator("script:text('alert(2)')").count() == 0
+    assert sentence_box(page).input_value() == xss
+    assert no_exception(page)

@@ -1,0 +1,218 @@
+"""The Explorer page through Streamlit's AppTest: the figures' numbers against bert.attend."""
+
+import numpy as np
+from streamlit.testing.v1 import AppTest
+
+from pages import common
+from tests.integration.explorer_helpers import APP, axis_tokens, charts, messages, run, z
+
+ATOL = 1e-6  # the figures carry float32
+
+
+def entropy_np(m: np.ndarray) -> float:
+    """Mean row entropy in nats, computed here independently of mha_core."""
+    p = np.clip(m, 1e-12, None)
+    return float(np.mean(-(m * np.log(p)).sum(-1)))
+
+
+def jsd_np(maps: np.ndarray) -> float:
+    """The heads' disagreement as the mean KL(head || mean of heads) (= the generalised JSD)."""
+    m = maps.mean(0, keepdims=True)  # (1, T, T)
+    kl = (maps * (np.log(np.clip(maps, 1e-12, None)) - np.log(np.clip(m, 1e-12, None)))).sum(-1)
+    return float(kl.mean())
+
+
+def new_app(**query):
+    at = AppTest.from_file(APP, default_timeout=120)
+    for k, v in query.items():
+        at.query_params[k] = v
+    return at
+
+
+def test_default_view_shows_every_head_with_the_models_numbers(bundled):
+    at = run(new_app())
+    text = common.DEFAULT_TEXT
+    res = bundled.attend(text)
+    A = res.attentions.numpy()  # (L, H, T, T)
+    L, H = A.shape[:2]
+    layer = at.slider(key="layer").value
+
+    # the default layer: where the heads disagree most over the presets (computed here as KL)
+    div = np.mean([[jsd_np(bundled.attend(t).attentions.numpy()[la]) for la in range(L)]
+                   for t in common.PRESETS.values()], axis=0)
+    assert layer == int(np.argmax(div))
+
+    figs = charts(at)
+    grid = figs["grid"]
+    assert len(grid["data"]) == H
+    for h, trace in enumerate(grid["data"]):
+        assert axis_tokens(trace["x"]) == res.tokens
+        assert axis_tokens(trace["y"]) == res.tokens
+        np.testing.assert_allclose(z(trace), A[layer, h], atol=ATOL)
+        assert trace["coloraxis"] == "coloraxis"
+        assert "→" in trace["hovertemplate"] and "%{z:.3f}" in trace["hovertemplate"]
+    cax = grid["layout"]["coloraxis"]
+    assert (cax["cmin"], cax["cmax"]) == (0.0, 1.0)
+    titles = [a["text"] for a in grid["layout"]["annotations"]]
+    for h in range(H):
+        assert f"head {h} · {entropy_np(A[layer, h]):.2f} nats" in titles
+
+    single, mean = figs["single"], figs["mean"]
+    np.testing.assert_allclose(z(single["data"][0]), res.single_head.numpy()[layer], atol=ATOL)
+    np.testing.assert_allclose(z(mean["data"][0]), A[layer].mean(0), atol=ATOL)
+    assert f"{entropy_np(res.single_head.numpy()[layer]):.2f} nats" in \
+        single["layout"]["title"]["text"]
+    assert f"{entropy_np(A[layer].mean(0)):.2f} nats" in mean["layout"]["title"]["text"]
+    assert axis_tokens(single["data"][0]["x"]) == res.tokens
+
+    head = at.selectbox(key="head").value
+    np.testing.assert_allclose(z(figs["big"]["data"][0]), A[layer, head], atol=ATOL)
+
+    assert [b.proto.label for b in at.get("download_button")] == ["Download CSV",
+                                                                  "Download JSON"]
+    qp = dict(at.query_params)
+    assert qp["text"] == text and qp["model"] == common.BUNDLED
+    assert (qp["layer"], qp["head"], qp["focus"]) == (str(layer), str(head), "with")
+
+
+def test_focus_token_grid_and_bars(bundled):
+    at = run(new_app(text="I saw the man with a telescope.", focus="with", layer="1"))
+    res = bundled.attend("I saw the man with a telescope.")
+    q = res.tokens.index("with")
+    rows = res.attentions.numpy()[:, :, q]  # (L, H, T)
+    figs = charts(at)
+    grid = figs["focus_grid"]["data"][0]
+    top = rows.argmax(-1)  # (L, H)
+    custom = np.asarray(grid["customdata"], dtype=object)  # (L, H, 2): token, weight
+    assert [[str(c) for c in row] for row in custom[..., 0]] == \
+        [[res.tokens[t] for t in row] for row in top]
+    np.testing.assert_allclose(custom[..., 1].astype(float), rows.max(-1), atol=1e-3)
+    bars = figs["focus_bars"]["data"]
+    stacked = np.sum([np.asarray(b["y"], dtype=float) for b in bars], axis=0)  # (H,)
+    np.testing.assert_allclose(stacked, 1.0, atol=1e-4)  # every head's row, all keys, sums to 1
+    by_key = {axis_tokens([b["name"]])[0]: np.asarray(b["y"], dtype=float) for b in bars}
+    np.testing.assert_allclose(by_key["saw"], rows[1, :, res.tokens.index("saw")], atol=ATOL)
+
+
+def test_link_round_trip(bundled):
+    text = "The astronomer saw the man with a telescope."
+    at = run(new_app())
+    at.text_area(key="text").set_value(text)
+    at.slider(key="layer").set_value(3)
+    at.selectbox(key="head").set_value(7)
+    run(at)
+    focus = next(s for s in at.selectbox if s.label == "Focus token")
+    focus.set_value(focus.options.index("5: man") if "5: man" in focus.options else 5)
+    run(at)
+    qp = dict(at.query_params)
+    assert qp["text"] == text and qp["layer"] == "3" and qp["head"] == "7"
+    assert qp["focus"] == "man"
+
+    again = run(new_app(**qp))  # a new session opened from the link
+    assert again.slider(key="layer").value == 3 and again.selectbox(key="head").value == 7
+    assert next(s for s in again.selectbox if s.label == "Focus token").value == 5
+    a, b = charts(at), charts(again)
+    for key in ("grid", "single", "mean", "big", "focus_grid"):
+        for ta, tb in zip(a[key]["data"], b[key]["data"]):
+            np.testing.assert_array_equal(z(ta), z(tb))
+    res = bundled.attend(text)
+    np.testing.assert_allclose(z(b["big"]["data"][0]), res.attentions.numpy()[3, 7], atol=ATOL)
+
+
+def test_nonsense_link_is_clamped_or_ignored_with_messages(bundled):
+    at = run(new_app(model="../../etc/passwd", layer="99", head="-1", focus="zzz",
+                     text="word " * 5000))
+    said = messages(at)
+    assert "does not offer" in said
+    assert "layer 99" in said and "head -1" in said
+    assert "focus token is not in this sentence" in said
+    assert "512" in said  # the truncation warning names the model's limit
+    assert at.slider(key="layer").value == bundled.config.num_hidden_layers - 1
+    assert at.selectbox(key="head").value == 0
+    assert at.selectbox(key="model").value == common.BUNDLED
+    assert len(charts(at)["grid"]["data"][0]["x"]) == 512
+
+    huge = run(new_app(text="a" * (common.MAX_CHARS + 10), layer="x"))
+    said = messages(huge)
+    assert f"{common.MAX_CHARS:,} characters" in said and "not a number" in said
+
+
+def test_bad_text_gets_a_message_never_a_traceback(bundled):
+    at = run(new_app())
+
+    def type_text(text):
+        at.text_area(key="text").set_value(text)
+        run(at)
+
+    for blank in ("", "   \n\t "):
+        type_text(blank)
+        assert "Type a sentence" in messages(at) and not charts(at)
+    type_text("\x00\x01\x1b")  # control characters only: the tokenizer keeps nothing
+    assert "nothing in this text but [CLS] and [SEP]" in messages(at)
+
+    for text in ("I saw 😀 the 🔭.", "我看见了一个人", "ראיתי את האיש", "a\x00b c\u202ed"):
+        type_text(text)
+        grid = charts(at)["grid"]["data"][0]
+        assert axis_tokens(grid["x"]) == [s for s in bundled.attend(text).tokens], text
+
+    xss = "<img src=x onerror=alert(1)> <script>alert(2)</script>"
+    type_text(xss)
+    figs = charts(at)
+    ticks = figs["grid"]["data"][0]["x"]
+    assert "&lt;" in ticks and "<" not in "".join(ticks)  # escaped for plotly, shown literally
+    assert axis_tokens(ticks) == bundled.attend(xss).tokens
+    assert all(not m.proto.allow_html for m in at.markdown)  # no user text as HTML anywhere
+
+    type_text("long " * 700)
+    assert "more than this model's limit of 512" in messages(at)
+
+
+def test_word_level_and_hidden_special_tokens(bundled):
+    text = "Headscope shows tokenization."
+    at = run(new_app(text=text, layer="2", head="4"))
+    at.toggle(key="word_level").set_value(True)
+    at.toggle(key="hide_special").set_value(True)
+    run(at)
+    res = bundled.attend(text)
+    A = res.attentions.numpy()[2]  # (H, T, T)
+    labels, groups = res.words()
+    # by hand: sum over a word's key pieces, average over its query pieces (Clark et al. 2019)
+    W = np.zeros((A.shape[0], len(groups), len(groups)))  # (H, G, G)
+    for i, q_toks in enumerate(groups):
+        for j, k_toks in enumerate(groups):
+            W[:, i, j] = A[:, q_toks][:, :, k_toks].sum(-1).mean(-1)
+    keep = [i for i, g in enumerate(groups) if not all(res.special[t] for t in g)]
+    W = W[:, keep][:, :, keep]
+    W = W / W.sum(-1, keepdims=True)  # hide [CLS]/[SEP]: rows renormalised
+    grid = charts(at)["grid"]["data"]
+    assert axis_tokens(grid[0]["x"]) == ["Headscope", "shows", "tokenization", "."]
+    for h, trace in enumerate(grid):
+        np.testing.assert_allclose(z(trace), W[h], atol=1e-5)
+    assert any("renormalised" in c.value for c in at.caption)
+
+
+def test_broken_model_dir_shows_its_error_and_others_keep_working(bundled, tiny, tiny_dir,
+                                                                   tmp_path, monkeypatch):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "config.json").write_text("{not json")
+    monkeypatch.setenv("HEADSCOPE_MODELS", f"tiny={tiny_dir};broken={broken}")
+    at = run(new_app(layer="5"))
+    at.selectbox(key="model").set_value("broken")
+    run(at)
+    assert at.error and "could not be loaded" in at.error[0].value
+    assert not charts(at)
+
+    at.selectbox(key="model").set_value("tiny")  # 2 layers: layer 5 is clamped
+    run(at)
+    res = tiny.attend(common.DEFAULT_TEXT)
+    layer = at.slider(key="layer").value
+    assert layer == 1
+    grid = charts(at)["grid"]["data"]
+    assert len(grid) == tiny.config.num_attention_heads
+    for h, trace in enumerate(grid):
+        np.testing.assert_allclose(z(trace), res.attentions.numpy()[layer, h], atol=ATOL)
+
+    at.selectbox(key="model").set_value(common.BUNDLED)
+    run(at)
+    assert len(charts(at)["grid"]["data"]) == bundled.config.num_attention_heads
