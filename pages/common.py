@@ -166,7 +166,14 @@ def leave_legacy_pages_mode():
     multipage mode: app.py then runs as a page with other widget ids (the first sentence typed
     would be dropped), and a deep link such as /all_heads runs its page alone, without the
     frame and the sidebar. st.navigation in app.py switches the legacy mode off for good; this
-    call, first in app.py and in every page, starts such a first run again without it."""
-    if PagesManager.uses_pages_directory:
+    call, first in app.py and in every page, starts such a first run again without it.
+    Once per process: AppTest turns the legacy mode back on before each of its runs, and a rerun
+    there would swallow the button clicks of the run."""
+    global _LEGACY_MODE_LEFT
+    if PagesManager.uses_pages_directory and not _LEGACY_MODE_LEFT:
+        _LEGACY_MODE_LEFT = True
         PagesManager.uses_pages_directory = False
         st.rerun()
+
+
+_LEGACY_MODE_LEFT = False
