@@ -13,7 +13,7 @@ common.leave_legacy_pages_mode()
 MAX_LINES = 200
 
 
-@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+@st.cache_data(**common.bounded(), show_spinner=False)
 def sentence_view(name: str, text: str) -> dict:
     """Everything this page draws for one sentence, as numpy (cached per model and text)."""
     res = common.attend(name, text)
@@ -24,7 +24,7 @@ def sentence_view(name: str, text: str) -> dict:
                 rollout=an.rollout(res.attentions).numpy())  # (L, T, T)
 
 
-@st.cache_data(max_entries=2048, ttl=3600, show_spinner=False)
+@st.cache_data(**common.bounded(2048), show_spinner=False)
 def sentence_metrics(name: str, text: str) -> dict:
     bert, err = common.get_bert(name)
     if err:

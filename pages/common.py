@@ -35,6 +35,22 @@ MAX_CHARS = 20_000  # text longer than this is cut before tokenising (the model 
 URL_TEXT_MAX = 2_000  # a longer sentence is left out of the link (browsers cap URL length)
 VIEW_PARAMS = ("layer", "head", "focus")  # query parameters a page reads from pending_params()
 
+# Cache bounds (README, "Deploying"): memory stops growing with the number of distinct sentences.
+# Every st.cache_data cache keeps at most CACHE_ENTRIES results and CACHE_MB of them (pickled:
+# a whole-model result of a 512-token text on the bundled model is ~87 MB, of a 12-token
+# sentence ~0.1 MB; a single bigger one is kept alone), each for CACHE_TTL seconds.
+CACHE_ENTRIES = max(1, int(os.environ.get("HEADSCOPE_CACHE_ENTRIES", "64")))
+CACHE_MB = max(1, int(os.environ.get("HEADSCOPE_CACHE_MB", "64")))
+CACHE_TTL = max(1, int(os.environ.get("HEADSCOPE_CACHE_TTL", "1800")))
+
+
+TORCH_THREADS = max(1, int(os.environ.get("HEADSCOPE_TORCH_THREADS", "1")))
+
+
+def bounded(entries: int | None = None) -> dict:
+    """st.cache_data's bounds: at most `entries` results, CACHE_MB pickled, CACHE_TTL seconds."""
+    return dict(max_entries=entries or CACHE_ENTRIES, max_size=f"{CACHE_MB}MB", ttl=CACHE_TTL)
+
 
 def model_choices() -> dict:
     """{name: source}: the bundled model plus HEADSCOPE_MODELS ("name=path;name=path").
@@ -47,11 +63,21 @@ def model_choices() -> dict:
     return choices
 
 
-@st.cache_resource(max_entries=4, show_spinner="Loading the model…")
+@st.cache_resource(max_entries=4, show_spinner=False)  # sidebar() shows the spinner
 def _load(name: str):
+    import torch
+
     import mha_core
 
+    # One process serves every session: concurrent runs each asking torch for several threads
+    # oversubscribe the cores (bench/class_load.py). Process-wide; set before the first forward.
+    torch.set_num_threads(TORCH_THREADS)
     return mha_core.load_bert(model_choices()[name])
+
+
+def warm_up():
+    """Load the default model into _load's cache before any browser asks (serve.py: make run)."""
+    _load(BUNDLED)
 
 
 def get_bert(name: str):
@@ -64,9 +90,7 @@ def get_bert(name: str):
         return None, f"The model {name!r} could not be loaded: {e}"
 
 
-# A result holds every layer's maps: at 512 tokens on the bundled model about 80 MB, so the
-# cache keeps few of them and drops them after an hour.
-@st.cache_data(max_entries=24, ttl=3600, show_spinner=False)
+@st.cache_data(**bounded(), show_spinner=False)
 def attend(name: str, text: str, text_pair: str | None = None):
     """The cached result of bert.attend for (model, text). Copied per caller."""
     bert, err = get_bert(name)
@@ -100,6 +124,8 @@ def sidebar():
     st.session_state.setdefault("text", DEFAULT_TEXT)
     if st.session_state.model not in model_choices():
         st.session_state.model = BUNDLED
+    with st.spinner(f"Loading the model {st.session_state.model}…"):  # in the main area
+        get_bert(st.session_state.model)  # cached after the first visit (serve.py starts it)
     with st.sidebar:
         st.title("headscope")
         st.selectbox("Model", list(model_choices()), key="model")

@@ -29,7 +29,7 @@ def default_layer(name: str) -> int:
     return int(div.mean(dim=0).argmax())
 
 
-@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+@st.cache_data(**common.bounded(), show_spinner=False)
 def layer_view(name: str, text: str, layer: int, word_level: bool, hide_special: bool) -> dict:
     """One layer as shown: heads (H, G, G), single head and mean of heads (G, G), entropies."""
     res = common.attend(name, text)
@@ -43,7 +43,7 @@ def layer_view(name: str, text: str, layer: int, word_level: bool, hide_special:
                 n_tokens_full=res.encoded.n_tokens_full)
 
 
-@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+@st.cache_data(**common.bounded(), show_spinner=False)
 def focus_view(name: str, text: str, query: int, word_level: bool, hide_special: bool) -> dict:
     """Where the token at `query` (in the shown view) attends, in every head of every layer."""
     res = common.attend(name, text)

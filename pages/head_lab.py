@@ -15,7 +15,7 @@ from pages import common
 common.leave_legacy_pages_mode()
 
 
-@st.cache_data(max_entries=32, ttl=3600, show_spinner="Switching each head off in turn…")
+@st.cache_data(**common.bounded(), show_spinner="Switching each head off in turn…")
 def importance_view(name: str, text: str) -> dict:
     bert, err = common.get_bert(name)
     if err:
@@ -24,7 +24,7 @@ def importance_view(name: str, text: str) -> dict:
     return dict(importance=imp, curve=an.pruning_curve(bert, text, imp))
 
 
-@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+@st.cache_data(**common.bounded(), show_spinner=False)
 def ablation_view(name: str, text: str, mask: tuple) -> dict:
     """The ablated run against the intact one; mask is (L, H) as nested tuples (hashable)."""
     bert, err = common.get_bert(name)

@@ -11,12 +11,12 @@ from pages import common
 common.leave_legacy_pages_mode()
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(**common.bounded(), show_spinner=False)
 def toy_walkthrough(words: tuple, seed: int):
     return lab.walkthrough(words, lab.toy_attention(4, 2, seed))
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(**common.bounded(), show_spinner=False)
 def real_model_steps(name: str, text: str, layer: int, head: int, query: int):
     bert, err = common.get_bert(name)
     if err:
@@ -26,7 +26,7 @@ def real_model_steps(name: str, text: str, layer: int, head: int, query: int):
     return lab.real_steps(bert.model.layers[layer].attn, x, head, query)
 
 
-@st.cache_data(max_entries=32, show_spinner="Timing the three designs…")
+@st.cache_data(**common.bounded(), show_spinner="Timing the three designs…")
 def forward_times(d_model: int, n_heads: int, T: int, B: int) -> dict:
     return {d: lab.time_forward(lab.cost_module(d, d_model, n_heads), T, B, repeats=3)
             for d in lab.DESIGNS}

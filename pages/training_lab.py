@@ -17,7 +17,7 @@ class NotCached(Exception):
     pass
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_data(**common.bounded(), show_spinner=False)
 def stored(cfg: lab.LabConfig, _result=None):
     """The cache of finished runs, per settings and seed. Called with only cfg it answers from
     the cache or raises NotCached (exceptions are not cached); called with _result (not

@@ -19,7 +19,7 @@ PAIRS = {
 OWN = "Your own"
 
 
-@st.cache_data(max_entries=64, ttl=3600, show_spinner=False)
+@st.cache_data(**common.bounded(), show_spinner=False)
 def readings(name: str, a: str, b: str) -> dict:
     """Word-level maps of both sentences: (L, H, G, G) each, with their word labels."""
     out = {}
