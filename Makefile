@@ -22,7 +22,7 @@ $(VENV)/.dev: requirements.txt requirements-dev.txt | $(PY)
 	touch $(VENV)/.runtime $@
 
 run: $(VENV)/.runtime
-	HF_HUB_OFFLINE=1 $(VENV)/bin/streamlit run app.py --server.port $(PORT)
+	HF_HUB_OFFLINE=1 $(PY) serve.py --server.port $(PORT)
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .

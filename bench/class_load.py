@@ -1,0 +1,259 @@
+"""A whole class at once: 30 browser sessions on one server, each typing its own sentence.
+
+Starts `streamlit run app.py` on a free port and opens 30 sessions at the same moment (one
+Debian chromium, one context per student). Each session waits for the Explorer, types a
+different sentence and presses Ctrl+Enter, then moves the layer slider 3 times. Every step is
+timed from the key press until the per-head grid shows all H heatmaps of the new tokens with
+the entropy titles of the new layer (checked against our own model here), its tick labels
+drawn. Prints p50/p95 of those times, the failed sessions (a Streamlit exception element or a
+60 s timeout), and the server's peak RSS (VmHWM).
+
+Browser and server share this machine's cores, as they would not in a classroom: the times
+include chromium drawing 30 pages of plotly charts without a GPU.
+
+    .venv/bin/python bench/class_load.py [--sessions 30] [--layer-moves 3]
+"""
+
+import argparse
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
+
+from bench.browser_latency import SENTENCES, percentile  # noqa: E402
+from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, start_app, stop_app  # noqa: E402
+from tests.e2e.explorer_browser import GRID_SHOWS  # noqa: E402
+
+MORE = [
+    "The teacher explained attention with a diagram on the board.",
+    "Rain is expected in the north by the weekend.",
+    "Our team won the match in the last minute.",
+    "The museum opens at nine and closes at five.",
+    "He painted the fence before the guests arrived.",
+    "Which planet has the most moons?",
+    "The recipe needs two eggs and a cup of flour.",
+    "A train left the station an hour late.",
+    "The violinist tuned her instrument before the concert.",
+    "Students argued about whether robots can be creative.",
+]
+TIMEOUT_MS = 60_000  # a step (Enter, a layer move) that takes longer fails the session
+OPEN_TIMEOUT_MS = 300_000  # opening the page: 30 Streamlit front ends boot on these 2 cores
+
+# True once the grid shows `tokens` (GRID_SHOWS) and its drawn subplot titles carry, for every
+# head, the entropy we expect for this layer (within rounding).
+GRID_LAYER_SHOWS = """([tokens, heads, entropies]) => {
+  if (!(GRID_SHOWS)([tokens, heads])) return false;
+  const gd = document.querySelector('.st-key-grid .js-plotly-plot');
+  const seen = {};
+  for (const e of gd.querySelectorAll('.annotation-text')) {
+    const m = e.textContent.match(/^head (\\d+) · ([\\d.]+) nats$/);
+    if (m) seen[+m[1]] = +m[2];
+  }
+  return entropies.every((h, i) => i in seen && Math.abs(seen[i] - h) < 0.0101);
+}""".replace("GRID_SHOWS", GRID_SHOWS.strip())
+
+
+def expected(bert, text: str, layer: int):
+    from mha_core.analysis import entropy
+
+    res = bert.attend(text)
+    return res.tokens, entropy(res.attentions[layer]).tolist()
+
+
+async def wait_view(page, bert, text, layer, heads, timeout_ms):
+    tokens, ent = expected(bert, text, layer)
+    await page.wait_for_function(GRID_LAYER_SHOWS, arg=[tokens, heads, ent], polling=100,
+                                 timeout=timeout_ms)
+
+
+async def failed_element(page) -> bool:
+    return await page.locator('[data-testid="stException"]').count() > 0
+
+
+def layer_input(page):
+    """The layer slider's range input (react-aria keeps it visually hidden, keyboard-driven)."""
+    return page.locator('.st-key-layer input[type="range"]').first
+
+
+class ServerClock:
+    """The times at which this session's websocket delivered "script finished": the server's
+    part of a step, before the browser draws anything."""
+
+    def __init__(self, page):
+        self.finished = []
+        page.on("websocket", lambda ws: ws.on("framereceived", self.frame))
+
+    def frame(self, payload):
+        if isinstance(payload, bytes | bytearray):
+            msg = ForwardMsg()
+            try:
+                msg.ParseFromString(bytes(payload))
+            except Exception:
+                return
+            if msg.WhichOneof("type") == "script_finished":
+                self.finished.append(time.perf_counter())
+
+    def since(self, t: float) -> float | None:
+        return next((f - t for f in self.finished if f >= t), None)
+
+
+async def student(browser, url, bert, text, moves, heads, start: asyncio.Event,
+                  delay: float) -> dict:
+    out = dict(text=text, steps=[], server=[], error=None)
+    context = await browser.new_context(viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = await context.new_page()
+    clock = ServerClock(page)
+
+    async def step(kind, press, text_now, layer):
+        t = time.perf_counter()
+        await press()
+        await wait_view(page, bert, text_now, layer, heads, TIMEOUT_MS)
+        out["steps"].append((kind, time.perf_counter() - t))
+        out["server"].append(clock.since(t))
+
+    try:
+        await start.wait()  # everybody opens the link at the same moment (or `delay` later)
+        await asyncio.sleep(delay)
+        t = time.perf_counter()
+        await page.goto(url)
+        await page.wait_for_selector(".st-key-grid .js-plotly-plot", timeout=OPEN_TIMEOUT_MS)
+        layer = int(await layer_input(page).input_value())
+        await wait_view(page, bert, "I saw the man with a telescope.", layer, heads,
+                        OPEN_TIMEOUT_MS)
+        out["open"] = time.perf_counter() - t
+
+        box = page.locator('[data-testid="stSidebar"] textarea').first
+        await box.click()
+        await box.press("Control+a")
+        await box.press_sequentially(text)
+        await step("enter", lambda: box.press("Control+Enter"), text, layer)
+
+        thumb = layer_input(page)
+        top = int(await thumb.get_attribute("max"))
+        for _ in range(moves):
+            key, layer = ("ArrowRight", layer + 1) if layer < top else ("ArrowLeft", layer - 1)
+            await thumb.focus()
+            await step("layer", lambda key=key: thumb.press(key), text, layer)
+        if await failed_element(page):
+            out["error"] = "exception element"
+    except Exception as e:  # a timeout: the session failed
+        out["error"] = ("exception element" if await failed_element(page)
+                        else f"{type(e).__name__}: {str(e).splitlines()[0][:120]}")
+    finally:
+        await context.close()
+    return out
+
+
+def cpu_seconds(pids) -> float:
+    """User + system CPU time of these processes so far (from /proc)."""
+    tick, total = os.sysconf("SC_CLK_TCK"), 0.0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return total
+
+
+def chromium_pids() -> list:
+    out = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                if "chromium" in (d / "cmdline").read_text(errors="replace"):
+                    out.append(int(d.name))
+            except OSError:
+                pass
+    return out
+
+
+def peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+async def run(args, bert, url, server_pid):
+    from playwright.async_api import async_playwright
+
+    heads = bert.config.num_attention_heads
+    texts = (SENTENCES + MORE) * (args.sessions // 30 + 1)
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        # The teacher's screen: the app is open before the class arrives (model loaded)
+        teacher = await browser.new_page(viewport={"width": 1280, "height": 800})
+        await teacher.goto(url)
+        await teacher.wait_for_selector(".st-key-grid .js-plotly-plot", timeout=TIMEOUT_MS)
+        await teacher.close()
+        start = asyncio.Event()
+        tasks = [asyncio.create_task(student(browser, url, bert, texts[i], args.layer_moves,
+                                             heads, start, i * args.stagger))
+                 for i in range(args.sessions)]
+        await asyncio.sleep(2)  # contexts created; now all at once
+        cpu = cpu_seconds([server_pid]), cpu_seconds(chromium_pids())
+        start.set()
+        results = await asyncio.gather(*tasks)
+        cpu = cpu_seconds([server_pid]) - cpu[0], cpu_seconds(chromium_pids()) - cpu[1]
+        await browser.close()
+    return results, cpu
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--sessions", type=int, default=30)
+    ap.add_argument("--layer-moves", type=int, default=3)
+    ap.add_argument("--stagger", type=float, default=0.0,
+                    help="seconds between two students opening the link (default: all at once)")
+    args = ap.parse_args()
+
+    import mha_core
+
+    bert = mha_core.load_bert()  # the expected tokens and entropies
+    log = Path(tempfile.mkdtemp()) / "streamlit.log"
+    proc, url = start_app(log)
+    t0 = time.perf_counter()
+    try:
+        results, cpu = asyncio.run(run(args, bert, url, proc.pid))
+        rss = peak_rss_mb(proc.pid)
+        if os.environ.get("CLASS_LOAD_PAUSE"):
+            input(f"server pid {proc.pid}; press Enter to stop")
+    finally:
+        stop_app(proc)
+    wall = time.perf_counter() - t0
+
+    failed = [r for r in results if r["error"]]
+    opens = [r["open"] for r in results if "open" in r]
+    enter = [s for r in results for k, s in r["steps"] if k == "enter"]
+    layer = [s for r in results for k, s in r["steps"] if k == "layer"]
+    steps = enter + layer
+    server = [x for r in results for x in r["server"] if x is not None]
+    for r in failed:
+        print(f"FAILED ({r['error']}): {r['text']}")
+    print(f"\n{args.sessions} sessions at once, {wall:.0f} s in all; server log {log}")
+    if opens:
+        print(f"open link -> grid:      p50 {statistics.median(opens):.2f} s   "
+              f"max {max(opens):.2f} s")
+    for name, xs in (("Enter -> heatmaps", enter), ("layer -> heatmaps", layer),
+                     ("every step", steps), ("  server's part", server)):
+        if xs:
+            print(f"{name:22s} p50 {percentile(xs, 0.5):.2f} s   p95 {percentile(xs, 0.95):.2f} s"
+                  f"   max {max(xs):.2f} s   (n={len(xs)})")
+    print(f"failed sessions: {len(failed)} of {args.sessions}")
+    print(f"server peak RSS: {rss:.0f} MB")
+    print(f"CPU time while the class worked: server {cpu[0]:.0f} s, chromium {cpu[1]:.0f} s "
+          f"(of {wall:.0f} s x {os.cpu_count()} cores)")
+    print("goals: 0 failed, p95 <= 3 s, peak RSS <= 1536 MB")
+
+
+if __name__ == "__main__":
+    main()
