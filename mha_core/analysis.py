@@ -170,18 +170,20 @@ def output_change(intact, changed) -> torch.Tensor:
     return (1 - cos).clamp_min(0)
 
 
-def _batched_last_hidden(bert, enc, masks, max_tokens=8192):
-    """The final hidden state for each head mask: masks (N, L, H) -> (N, T, D), in chunks of at
-    most max_tokens tokens per forward. One forward serves many masks; the model is untouched."""
-    T = enc.input_ids.numel()
-    step = max(1, max_tokens // T)
+def _batched_last_hidden(bert, enc, masks, max_tokens=8192, max_map_bytes=2**26):
+    """The final hidden state for each head mask: masks (N, L, H) -> (N, T, D). One forward
+    serves many masks, in chunks of at most max_tokens tokens and one layer's maps of at most
+    max_map_bytes (no layer's maps are kept); the model is untouched."""
+    T, H = enc.input_ids.numel(), bert.config.num_attention_heads
+    step = max(1, min(max_tokens // T, max_map_bytes // (4 * H * T * T)))
     outs = []
     with torch.inference_mode():
         for start in range(0, masks.size(0), step):
             m = masks[start:start + step]  # (B, L, H)
             ids = enc.input_ids[None].expand(m.size(0), T)  # (B, T)
             types = enc.token_type_ids[None].expand(m.size(0), T)  # (B, T)
-            outs.append(bert.model(ids, token_type_ids=types, head_mask=m).last_hidden_state)
+            out = bert.model(ids, token_type_ids=types, head_mask=m, output_attentions=False)
+            outs.append(out.last_hidden_state)
     return torch.cat(outs)  # (N, T, D)
 
 

@@ -71,9 +71,12 @@ class BertModel(nn.Module):
         self.embeddings = Embeddings(cfg)
         self.layers = nn.ModuleList(EncoderLayer(cfg, mode) for _ in range(cfg.num_hidden_layers))
 
-    def forward(self, input_ids, attention_mask=None, head_mask=None, *, token_type_ids=None):
+    def forward(self, input_ids, attention_mask=None, head_mask=None, *, token_type_ids=None,
+                output_attentions=True):
         """input_ids (B, T); attention_mask (B, T) of 1/0; head_mask (L, H) or (B, L, H) of 0/1,
-        applied to this call only; token_type_ids (B, T), 0 for segment A and 1 for B."""
+        applied to this call only; token_type_ids (B, T), 0 for segment A and 1 for B.
+        output_attentions=False keeps no layer's maps (attentions is then ()): a batch of many
+        ablations at T tokens would otherwise hold B * L * H * T * T floats at once."""
         cfg = self.config
         if input_ids.size(1) > cfg.max_position_embeddings:
             raise ValueError(f"{input_ids.size(1)} tokens is more than this model's "
@@ -90,7 +93,8 @@ class BertModel(nn.Module):
             hm = None if head_mask is None else head_mask[..., i, :]  # (H,) or (B, H)
             x, probs = layer(x, mask, hm)  # (B, T, D), (B, H, T, T)
             hidden.append(x)
-            attns.append(probs)
+            if output_attentions:
+                attns.append(probs)
         return EncoderOutput(x, tuple(hidden), tuple(attns))
 
     def single_heads(self, hidden_states, attention_mask=None):

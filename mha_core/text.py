@@ -76,6 +76,13 @@ def encode(tokenizer, text: str, text_pair: str | None = None, max_length: int =
     )
 
 
+def typed_special(enc: Encoded, tokenizer) -> list:
+    """Special tokens that came from the text itself ("[SEP]", "[MASK]" typed as letters): the
+    tokenizer reads them as the special tokens, as transformers does. Sorted, each once."""
+    specials = set(tokenizer.all_special_tokens)
+    return sorted({t for t, s in zip(enc.tokens, enc.special) if not s and t in specials})
+
+
 def word_groups(enc: Encoded, text: str, text_pair: str | None = None):
     """Group subword pieces into words. Returns (labels, groups): G labels taken from the original
     text (special tokens keep their own name), and G lists of token indices."""

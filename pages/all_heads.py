@@ -59,28 +59,14 @@ def show_heads(metrics: dict, labels, key: str):
 
 
 st.header("All heads")
-name = common.current_model()
-bert, err = common.get_bert(name)
-if err:
-    st.error(err)
-    st.stop()
-text = common.current_text()
-if not text.strip():
-    st.info("Type a sentence in the sidebar to see every head at work.")
+name, text = common.current_model(), common.current_text()
+bert = common.model_or_stop(name)
+if common.check_text(name, text, cut=common.text_was_cut(),
+                     prompt="Type a sentence in the sidebar to see every head at work.") is None:
     st.stop()
 
-view = sentence_view(name, text)
+view = common.computed_or_stop(sentence_view, name, text)
 tokens, L, H = view["tokens"], *view["labels"].shape
-if len(tokens) <= 2:
-    st.info("The model found nothing to read in this text besides [CLS] and [SEP]. "
-            "Try a sentence with words.")
-    st.stop()
-if view["truncated"]:
-    st.warning(f"The text was cut to the model's limit of {len(tokens)} tokens.")
-unknown = sum(t == bert.tokenizer.unk_token for t in tokens)
-if unknown:
-    st.caption(f"{unknown} token(s) are {bert.tokenizer.unk_token}: the vocabulary does not "
-               "know them (emoji and some scripts).")
 
 st.subheader("The atlas")
 st.caption(f"{L} layers × {H} heads, {len(tokens)} tokens. Each thumbnail is one head's map: row "

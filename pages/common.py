@@ -99,6 +99,86 @@ def attend(name: str, text: str, text_pair: str | None = None):
     return bert.attend(text, text_pair)
 
 
+@st.cache_data(**bounded(1024), show_spinner=False)
+def text_facts(name: str, text: str) -> dict:
+    """What the tokenizer makes of a text (no forward pass): small, so it is cheap to copy."""
+    from mha_core.text import typed_special
+
+    bert, err = get_bert(name)
+    if err:
+        raise RuntimeError(err)
+    enc = bert.encode(text)
+    unk = bert.tokenizer.unk_token
+    return dict(n_tokens=len(enc.tokens), n_full=enc.n_tokens_full, max_length=enc.max_length,
+                truncated=enc.truncated, only_special=all(enc.special),
+                typed_special=typed_special(enc, bert.tokenizer), unk_token=unk,
+                unknown=sum(t == unk for t in enc.tokens))
+
+
+def model_or_stop(name: str):
+    """The loaded model, or the loader's error on the page and the page stopped."""
+    bert, err = get_bert(name)
+    if err:
+        st.error(err, icon="🚫")
+        st.caption("Other models in the sidebar still work.")
+        st.stop()
+    return bert
+
+
+def check_text(name: str, text: str, prompt: str, what: str = "This text",
+               cut: bool = False) -> dict | None:
+    """The same clear messages on every page for text the model cannot show, and notes on text
+    it reads in its own way. Returns text_facts, or None when there is nothing to show (the
+    message is on the page; the caller stops or skips its section). Messages never repeat the
+    user's text."""
+    if cut:
+        st.warning(f"The text is longer than {MAX_CHARS:,} characters; only the first "
+                   f"{MAX_CHARS:,} are used.", icon="✂️")
+    if not text.strip():
+        st.info(prompt, icon="✍️")
+        return None
+    try:
+        facts = text_facts(name, text)
+    except Exception as e:  # a tokenizer failure on odd input: a message, not a traceback
+        st.error(f"The model could not read this text ({type(e).__name__}).", icon="🚫")
+        return None
+    if facts["only_special"]:
+        st.info(f"The tokenizer found nothing in {what[0].lower() + what[1:]} but [CLS] and "
+                "[SEP] (it drops spaces, control and zero-width characters). Type some words.",
+                icon="✍️")
+        return None
+    if facts["truncated"]:
+        st.warning(f"{what} has {facts['n_full']} tokens, more than this model's limit of "
+                   f"{facts['max_length']} (including [CLS] and [SEP]); only the first "
+                   f"{facts['max_length']} are used.", icon="✂️")
+    if facts["typed_special"]:
+        names = ", ".join(f"`{t}`" for t in facts["typed_special"])
+        st.info(f"{what} contains {names} typed as text. The tokenizer reads it as the model's "
+                "own special token, not as letters (as transformers does).", icon="ℹ️")
+    if facts["unknown"]:
+        st.caption(f"{facts['unknown']} token(s) are `{facts['unk_token']}`: the vocabulary "
+                   "does not know them (some emoji and scripts).")
+    return facts
+
+
+def computed_or_stop(fn, *args):
+    """fn(*args), or a message and the page stopped when the model fails on this input."""
+    try:
+        return fn(*args)
+    except Exception as e:  # a tokenizer or model failure on odd input: never a traceback
+        st.error(f"The model could not read this text ({type(e).__name__}).", icon="🚫")
+        st.stop()
+
+
+def md_text(s: str) -> str:
+    """User text placed inside markdown, shown literally: every markdown (and LaTeX `$`)
+    character backslash-escaped. Markdown never renders HTML here (no unsafe_allow_html)."""
+    return "".join("\\" + c if c in MD_SPECIAL else c for c in s)
+
+
+MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>$~:")
+
+
 def current_model() -> str:
     return st.session_state.get("model", BUNDLED)
 

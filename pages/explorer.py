@@ -24,8 +24,11 @@ def default_layer(name: str) -> int:
     while the layer's single head puts ~100% on [CLS]."""
     import torch
 
-    div = torch.stack([head_divergence(common.attend(name, t).attentions)
-                       for t in common.PRESETS.values()])  # (presets, L)
+    try:
+        div = torch.stack([head_divergence(common.attend(name, t).attentions)
+                           for t in common.PRESETS.values()])  # (presets, L)
+    except Exception:  # a checkpoint whose tokenizer cannot read the presets: start at 0
+        return 0
     return int(div.mean(dim=0).argmax())
 
 
@@ -38,9 +41,7 @@ def layer_view(name: str, text: str, layer: int, word_level: bool, hide_special:
     mean = heads.mean(dim=0)  # (G, G): the mean of the maps shown
     return dict(labels=labels, special=special, heads=heads.numpy(), single=single.numpy(),
                 mean=mean.numpy(), h_heads=entropy(heads).tolist(),
-                h_single=float(entropy(single)), h_mean=float(entropy(mean)),
-                tokens=res.tokens, truncated=res.truncated, max_length=res.max_length,
-                n_tokens_full=res.encoded.n_tokens_full)
+                h_single=float(entropy(single)), h_mean=float(entropy(mean)), tokens=res.tokens)
 
 
 @st.cache_data(**common.bounded(), show_spinner=False)
@@ -70,7 +71,8 @@ def resolve_focus(raw: str, labels) -> int | None:
     lowered = [x.lower() for x in labels]
     if raw.lower() in lowered:
         return lowered.index(raw.lower())
-    if raw.startswith("#") and raw[1:].isdigit() and int(raw[1:]) < len(labels):
+    if raw.startswith("#") and raw[1:].isascii() and raw[1:].isdigit() \
+            and int(raw[1:]) < len(labels):
         return int(raw[1:])
     return None
 
@@ -90,21 +92,14 @@ def default_focus(text: str, labels, special) -> int:
 
 # --- model and text ------------------------------------------------------------------------
 name, text = common.current_model(), common.current_text()
-bert, err = common.get_bert(name)
-if err:
-    st.error(err, icon="🚫")
-    st.caption("Other models in the sidebar still work.")
-    st.stop()
+bert = common.model_or_stop(name)
 cfg = bert.config
 L, H, D = cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size
-
-if not text.strip():
-    st.info("Type a sentence in the sidebar (or load an example) to see what every head "
-            "looks at.", icon="✍️")
+facts = common.check_text(name, text, cut=common.text_was_cut(),
+                          prompt="Type a sentence in the sidebar (or load an example) to see "
+                                 "what every head looks at.")
+if facts is None:
     st.stop()
-if common.text_was_cut():
-    st.warning(f"The text is longer than {common.MAX_CHARS:,} characters; only the first "
-               f"{common.MAX_CHARS:,} are used.")
 
 # --- view controls (the link's values first: clamped or ignored with a message) -----------
 ss = st.session_state
@@ -124,7 +119,11 @@ ss.setdefault("head", ss.get("_head", 0))
 ss.layer, ss.head = min(ss.layer, L - 1), min(ss.head, H - 1)  # after a model change
 
 c1, c2, c3, c4 = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
-layer = c1.slider("Layer (from 0)", 0, L - 1, key="layer")
+if L > 1:
+    layer = c1.slider("Layer (from 0)", 0, L - 1, key="layer")
+else:  # a slider needs two values
+    layer = 0
+    c1.caption("Layer 0 (this model has one layer)")
 head = c2.selectbox("Enlarge head", list(range(H)), key="head",
                     format_func=lambda h: f"head {h}")
 word_level = c3.toggle("Whole words", key="word_level",
@@ -135,20 +134,8 @@ hide_special = c4.toggle("Hide [CLS]/[SEP]", key="hide_special",
 
 ss._layer, ss._head = layer, head
 
-try:
-    v = layer_view(name, text, layer, word_level, hide_special)
-except Exception as e:  # a tokenizer or model failure on odd input: a message, not a traceback
-    st.error(f"The model could not read this text ({type(e).__name__}).", icon="🚫")
-    st.stop()
+v = common.computed_or_stop(layer_view, name, text, layer, word_level, hide_special)
 labels = v["labels"]
-if v["truncated"]:
-    st.warning(f"This text has {v['n_tokens_full']} tokens, more than this model's limit of "
-               f"{v['max_length']} (including [CLS] and [SEP]); only the first "
-               f"{v['max_length']} are shown.", icon="✂️")
-if all(v["special"]) or not labels:
-    st.info("The tokenizer found nothing in this text but [CLS] and [SEP]. Type some words.",
-            icon="✍️")
-    st.stop()
 if hide_special:
     st.caption("[CLS] and [SEP] are hidden: each row is renormalised over the remaining tokens "
                "to sum to 1, and entropies are of these maps.")
@@ -202,7 +189,7 @@ with focus_col:
     query = st.selectbox("Focus token", list(range(len(labels))), index=start, key=key,
                          format_func=lambda i: f"{i}: {figures.visible(labels[i])}")
     ss.focus_label = labels[query]
-    f = focus_view(name, text, query, word_level, hide_special)
+    f = common.computed_or_stop(focus_view, name, text, query, word_level, hide_special)
     st.plotly_chart(figures.focus_grid(f["top"], f["weight"], labels, v["special"],
                                        labels[query]),
                     config=PLOT_CONFIG, theme=None, key="focus_grid")

@@ -33,9 +33,28 @@ def ablation_view(name: str, text: str, mask: tuple) -> dict:
     intact = common.attend(name, text)
     ablated = bert.attend(text, head_mask=np.array(mask, dtype=np.float32))
     change = an.output_change(intact.hidden_states[-1], ablated.hidden_states[-1])  # (T,)
+    n = MAX_PAIR_TOKENS  # only these are drawn: a 512-token pair would be ~150 MB in the cache
     return dict(change=change.numpy(),
-                intact=intact.attentions.numpy(), ablated=ablated.attentions.numpy(),
+                intact=intact.attentions[..., :n, :n].numpy(),  # (L, H, n, n)
+                ablated=ablated.attentions[..., :n, :n].numpy(),
                 map_change=an.map_change(intact.attentions, ablated.attentions))
+
+
+def ranking_ready(name: str, text: str, n_tokens: int, runs: int, key: str) -> bool:
+    """The ranking runs at once on short text; on longer text it waits for a button, since it
+    is `runs` forward passes of the whole text (seconds at a few hundred tokens)."""
+    ss = st.session_state
+    if n_tokens <= RANK_AUTO_TOKENS or ss.get("lab_ranked") == (name, text):
+        return True
+    if st.button(f"Rank the heads ({runs} forward passes of {n_tokens} tokens)", key=key):
+        ss.lab_ranked = (name, text)
+        return True
+    st.caption(f"Texts of more than {RANK_AUTO_TOKENS} tokens are ranked on request.")
+    return False
+
+
+RANK_AUTO_TOKENS = 64  # longer texts are ranked on request (ranking_ready)
+MAX_PAIR_TOKENS = 128  # the intact/ablated pair of maps shows at most this many tokens
 
 
 def head_names(L: int, H: int) -> list:
@@ -43,20 +62,16 @@ def head_names(L: int, H: int) -> list:
 
 
 st.header("Head lab")
-name = common.current_model()
-bert, err = common.get_bert(name)
-if err:
-    st.error(err)
-    st.stop()
-text = common.current_text()
-if not text.strip():
-    st.info("Type a sentence in the sidebar, then switch heads off here.")
+name, text = common.current_model(), common.current_text()
+bert = common.model_or_stop(name)
+facts = common.check_text(name, text, cut=common.text_was_cut(),
+                          prompt="Type a sentence in the sidebar, then switch heads off here.")
+if facts is None:
     st.stop()
 L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
-intact = common.attend(name, text)
+runs = 2 * L * H + 2  # the importance ranking and the pruning curve
+intact = common.computed_or_stop(common.attend, name, text)
 tokens = intact.tokens
-if intact.truncated:
-    st.warning(f"The text was cut to the model's limit of {len(tokens)} tokens.")
 st.caption("Switching a head off sets its attention weights to zero for this one run (a head "
            "mask), so it adds nothing to its layer's output. The model itself is never changed.")
 
@@ -78,7 +93,8 @@ elif how == "Whole layers":
 else:
     k = st.slider("Heads kept in each layer (the most important on this sentence)", 0, H, H,
                   key="lab_k")
-    mask = an.top_k_mask(importance_view(name, text)["importance"], k)
+    if ranking_ready(name, text, facts["n_tokens"], runs, key="rank_top_k"):
+        mask = an.top_k_mask(importance_view(name, text)["importance"], k)
 
 view = ablation_view(name, text, tuple(map(tuple, mask.tolist())))
 n_off = int((mask == 0).sum())
@@ -103,11 +119,12 @@ if n_off:
                         index=int(best[0] * H + best[1]), key="lab_pick")
     layer, head = divmod(names.index(pick), H)
     st.plotly_chart(fg.side_by_side_figure(
-        view["intact"][layer, head], tokens, view["ablated"][layer, head], tokens,
+        view["intact"][layer, head], tokens[:MAX_PAIR_TOKENS], view["ablated"][layer, head],
+        tokens[:MAX_PAIR_TOKENS],
         f"{pick}, intact", f"{pick}, with the heads off"), key="lab_pair",
         config={"displayModeBar": False})
-    if len(tokens) > 128:
-        st.caption("The maps show the first 128 tokens.")
+    if len(tokens) > MAX_PAIR_TOKENS:
+        st.caption(f"The maps show the first {MAX_PAIR_TOKENS} tokens.")
 
 st.subheader("Which heads matter? (Michel et al. 2019, ablation form)")
 st.caption("Each head is switched off alone and the final layer is compared with the intact "
@@ -116,6 +133,8 @@ st.caption("Each head is switched off alone and the final layer is compared with
            "heads can go with little change; the curve shows how many can go here, removing "
            "the least important first. This measures one sentence's hidden states, not a "
            "task's accuracy.")
+if not ranking_ready(name, text, facts["n_tokens"], runs, key="rank"):
+    st.stop()
 imp_view = importance_view(name, text)
 imp = imp_view["importance"]
 st.plotly_chart(fg.importance_figure(imp), key="importance", config={"displayModeBar": False})

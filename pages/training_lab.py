@@ -107,7 +107,7 @@ The model is one attention layer and nothing else: embeddings (digit + mark + po
 x + attention(x), then two linear readouts (Elhage et al. 2021 call this a one-layer
 attention-only transformer). d_model = {base.d_model}; one head has d_k = {base.d_model}, h
 heads have d_k = {base.d_model}/h each, so every model has the same width. Training: Adam,
-lr {base.lr}, batches of {base.batch} fresh random sequences, {lab.LabConfig().steps} steps
+lr {base.lr}, batches of {base.batch} fresh random sequences, {base.steps} steps
 (a run takes a few seconds; more when the CPU is busy). Accuracy = both answers right on the
 same {base.eval_size} held-out sequences.
 

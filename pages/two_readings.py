@@ -47,10 +47,7 @@ st.header("Two readings")
 st.caption("The same word in two sentences. For every head: does the focus word look at the "
            "same words in both?")
 name = common.current_model()
-bert, err = common.get_bert(name)
-if err:
-    st.error(err)
-    st.stop()
+bert = common.model_or_stop(name)
 L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
 if "tr_a" not in st.session_state:
     st.session_state["tr_pair"] = next(iter(PAIRS))
@@ -61,18 +58,17 @@ col_a, col_b, col_f = st.columns([5, 5, 2])
 a = col_a.text_input("Sentence A", key="tr_a", max_chars=2000)
 b = col_b.text_input("Sentence B", key="tr_b", max_chars=2000)
 focus = col_f.text_input("Focus word", key="tr_focus", max_chars=60)
-if not a.strip() or not b.strip():
-    st.info("Type two sentences, A and B.")
-    st.stop()
+for sentence, title in ((a, "A"), (b, "B")):
+    if common.check_text(name, sentence, what=f"Sentence {title}",
+                         prompt="Type two sentences, A and B.") is None:
+        st.stop()
 if not focus.strip():
-    st.info("Type a focus word that both sentences contain, e.g. “with”.")
+    st.info("Type a focus word that both sentences contain, e.g. “with”.", icon="✍️")
     st.stop()
 
-view = readings(name, a, b)
+view = common.computed_or_stop(readings, name, a, b)
 where = {}
 for side, title in (("a", "A"), ("b", "B")):
-    if view[side]["truncated"]:
-        st.warning(f"Sentence {title} was cut to the model's token limit.")
     where[side] = an.find_word(view[side]["labels"], focus)
     if where[side] is None:
         st.warning(f"The focus word is not a word of sentence {title}. Its words are listed "
