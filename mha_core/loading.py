@@ -14,6 +14,9 @@ from .config import BertConfig, ConfigError
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 SKIPPED_PREFIXES = ("cls.", "pooler.")  # masked-LM / NSP heads and the pooler: not the encoder
+# Task heads that fine-tuned checkpoints keep beside `bert.` (sequence/token classification,
+# multiple choice, question answering): not the encoder either
+TASK_HEADS = ("classifier.", "qa_outputs.")
 SKIPPED_SUFFIXES = ("position_ids",)  # a buffer, not a weight
 
 # Hugging Face name -> our name. "{i}" is the layer index. One flat table, nothing hidden.
@@ -148,15 +151,20 @@ def key_map(n_layers: int) -> dict:
 
 def strip_task_heads(sd: dict) -> dict:
     """A fine-tuned or pre-training checkpoint keeps the encoder under `bert.` and its task head
-    (classifier.*, qa_outputs.*, cls.*) beside it: keep the encoder only. Other checkpoints whose
-    keys all share one wrapper prefix (e.g. `model.`) lose that prefix."""
+    (classifier.*, qa_outputs.*, cls.*) beside it: drop the known task heads; anything else
+    stays, to be reported as unexpected. Other checkpoints whose keys all share one wrapper
+    prefix (e.g. `model.`) lose that prefix."""
     if any(k.startswith("bert.") for k in sd):
-        return {k: v for k, v in sd.items() if k.startswith("bert.")}
+        return {k: v for k, v in sd.items() if not k.startswith(TASK_HEADS)}
     firsts = {k.split(".", 1)[0] for k in sd}
     if len(firsts) == 1 and firsts.isdisjoint({"embeddings", "encoder"}):
         prefix = firsts.pop() + "."
         return {k[len(prefix):]: v for k, v in sd.items()}
     return sd
+
+
+def plural(items, word: str) -> str:
+    return word if len(items) == 1 else word + "s"
 
 
 def named(keys, n=5) -> str:
@@ -179,9 +187,10 @@ def map_state_dict(sd: dict, cfg: BertConfig) -> dict:
     missing = [hf for hf, ours in table.items() if ours not in mapped]
     problems = []
     if missing:
-        problems.append(f"{len(missing)} missing keys: {named(missing)}")
+        problems.append(f"{len(missing)} missing {plural(missing, 'key')}: {named(missing)}")
     if unexpected:
-        problems.append(f"{len(unexpected)} unexpected keys: {named(unexpected)}")
+        problems.append(f"{len(unexpected)} unexpected {plural(unexpected, 'key')}: "
+                        f"{named(unexpected)}")
     if problems:
         raise CheckpointError("the weights do not match the config: " + "; ".join(problems))
     return mapped

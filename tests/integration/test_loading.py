@@ -88,7 +88,7 @@ def test_missing_key_is_named(ckpt):
     del sd["encoder.layer.1.attention.self.key.weight"]
     save_file(sd, str(ckpt / "model.safetensors"))
     with pytest.raises(CheckpointError,
-                       match=r"missing keys: encoder\.layer\.1\.attention\.self\.key\.weight"):
+                       match=r"1 missing key: encoder\.layer\.1\.attention\.self\.key\.weight"):
         mha_core.load_bert(str(ckpt))
 
 
@@ -97,7 +97,7 @@ def test_extra_key_is_named(ckpt):
     sd["encoder.layer.7.attention.self.query.weight"] = torch.zeros(32, 32)
     save_file(sd, str(ckpt / "model.safetensors"))
     with pytest.raises(CheckpointError,
-                       match=r"unexpected keys: encoder\.layer\.7\.attention\.self\.query"):
+                       match=r"1 unexpected key: encoder\.layer\.7\.attention\.self\.query"):
         mha_core.load_bert(str(ckpt))
 
 
@@ -172,6 +172,17 @@ def test_fine_tuned_classifier_checkpoint_loads_its_encoder(tiny_dir, tmp_path):
         theirs = clf.bert.eval()(enc.input_ids[None], output_hidden_states=True)
     torch.testing.assert_close(res.hidden_states[-1], theirs.last_hidden_state[0], atol=1e-5,
                                rtol=0)
+
+
+def test_unknown_keys_beside_bert_prefix_are_named(ckpt):
+    """Only the known task heads are dropped from a `bert.` checkpoint; a stray key is named."""
+    sd = {"bert." + k: v for k, v in weights(ckpt).items()}
+    sd["classifier.weight"] = torch.zeros(2, 32)  # a task head: skipped quietly
+    sd["bert_extra.weight"] = torch.zeros(3)
+    save_file(sd, str(ckpt / "model.safetensors"))
+    with pytest.raises(CheckpointError, match=r"1 unexpected key: bert_extra\.weight") as e:
+        mha_core.load_bert(str(ckpt))
+    assert "classifier" not in str(e.value)
 
 
 def test_wrapper_prefix_is_stripped(ckpt):
