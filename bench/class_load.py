@@ -54,7 +54,7 @@ GRID_LAYER_SHOWS = """([tokens, heads, entropies]) => {
   const seen = {};
   for (const e of gd.querySelectorAll('.annotation-text')) {
     const m = e.textContent.match(/^head (\\d+) · ([\\d.]+) nats$/);
-    if (m) seen[+m[1]] = +m[2];
+    if (m) seen[+m[1] - 1] = +m[2];  // titles number heads from 1
   }
   return entropies.every((h, i) => i in seen && Math.abs(seen[i] - h) < 0.0101);
 }""".replace("GRID_SHOWS", GRID_SHOWS.strip())
@@ -125,7 +125,7 @@ async def student(browser, url, bert, text, moves, heads, start: asyncio.Event,
         t = time.perf_counter()
         await page.goto(url)
         await page.wait_for_selector(".st-key-grid .js-plotly-plot", timeout=OPEN_TIMEOUT_MS)
-        layer = int(await layer_input(page).input_value())
+        layer = int(await layer_input(page).input_value()) - 1  # the slider shows 1..L
         await wait_view(page, bert, "I saw the man with a telescope.", layer, heads,
                         OPEN_TIMEOUT_MS)
         out["open"] = time.perf_counter() - t
@@ -137,7 +137,7 @@ async def student(browser, url, bert, text, moves, heads, start: asyncio.Event,
         await step("enter", lambda: box.press("Control+Enter"), text, layer)
 
         thumb = layer_input(page)
-        top = int(await thumb.get_attribute("max"))
+        top = int(await thumb.get_attribute("max")) - 1  # the last layer's index
         for _ in range(moves):
             key, layer = ("ArrowRight", layer + 1) if layer < top else ("ArrowLeft", layer - 1)
             await thumb.focus()

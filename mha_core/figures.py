@@ -129,7 +129,7 @@ def head_grid(maps, labels, titles, cols=3, height=None, selected=None, zmax=1.0
         r, c = divmod(i, cols)
         x0, y1 = c * (w + hs), 1 - r * (h + vs)
         n = "" if i == 0 else str(i + 1)
-        data.append(_heatmap_trace(maps[i], ticks, axes=(f"x{n}", f"y{n}"), name=f"head {i}"))
+        data.append(_heatmap_trace(maps[i], ticks, axes=(f"x{n}", f"y{n}"), name=f"head {i + 1}"))
         # The heads share one token list: keys are labelled under the bottom row, queries left
         # of the first column, so the maps themselves get the room.
         xd, yd = [max(x0, 0), min(x0 + w, 1)], [max(y1 - h, 0), min(y1, 1)]  # in [0, 1]
@@ -158,7 +158,8 @@ def token_colors(special) -> list:
 
 def focus_grid(top, weight, labels, special, focus_label, height=None):
     """Where one query token attends in every head of every layer: an (L, H) grid whose cell is
-    coloured by the top key (the argmax of that head's row) and labelled with it.
+    coloured by the top key (the argmax of that head's row) and labelled with it. Rows and
+    columns are labelled L1.., H1.. (numbered from 1).
     top: (L, H) key indices; weight: (L, H) the weight on that key."""
     top, weight = np.asarray(top), np.asarray(weight, dtype=np.float32)
     L, H = top.shape
@@ -177,7 +178,7 @@ def focus_grid(top, weight, labels, special, focus_label, height=None):
     focus = clean_label(focus_label)
     trace = dict(
         type="heatmap", z=z, zmin=-0.5, zmax=n - 0.5, colorscale=scale, showscale=False,
-        x=[f"h{h}" for h in range(H)], y=[f"L{i}" for i in range(L)],
+        x=[f"H{h + 1}" for h in range(H)], y=[f"L{i + 1}" for i in range(L)],  # from 1
         text=text, texttemplate="%{text}", textfont=dict(size=12),  # colour: plotly's contrast
         customdata=np.stack([full, weight.round(3)], axis=-1), xgap=2, ygap=2,
         # user text goes in as data, never into the template itself
@@ -191,12 +192,13 @@ def focus_grid(top, weight, labels, special, focus_label, height=None):
 
 def focus_bars(rows, labels, special, focus_label, layer, min_weight=0.05, height=340):
     """One layer, one query token: for each head a stacked bar of how its attention (summing to
-    1) splits over the keys. rows: (H, T). Keys under min_weight in every head join "other"."""
+    1) splits over the keys. rows: (H, T); layer: its 0-based index (labels count from 1, as
+    everywhere on the pages). Keys under min_weight in every head join "other"."""
     rows = np.asarray(rows, dtype=np.float32)
     H, T = rows.shape
     names = axis_labels(labels)
     colors = token_colors(special)
-    heads = [f"h{h}" for h in range(H)]
+    heads = [f"H{h + 1}" for h in range(H)]
     shown = [t for t in range(T) if rows[:, t].max() >= min_weight]
     data = [dict(type="bar", x=heads, y=rows[:, t], name=names[t], marker_color=colors[t],
                  hovertemplate="%{x} → %{fullData.name}: %{y:.3f}<extra></extra>")
@@ -207,7 +209,7 @@ def focus_bars(rows, labels, special, focus_label, layer, min_weight=0.05, heigh
                          hovertemplate="%{x}: other keys %{y:.3f}<extra></extra>"))
     layout = dict(
         barmode="stack", height=height, font=FONT, margin=dict(l=60, r=10, t=50, b=30),
-        title=_title(f"Layer {layer}: where “{clean_label(focus_label)}” attends, per head"),
+        title=_title(f"Layer {layer + 1}: where “{clean_label(focus_label)}” attends, per head"),
         yaxis=dict(range=[0, 1], title=dict(text="weight")),
         legend=dict(title=dict(text="key"), traceorder="normal"))
     return go.Figure(dict(data=data, layout=layout))

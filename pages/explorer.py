@@ -61,7 +61,7 @@ def clamp_int(raw, lo: int, hi: int, what: str):
         return None, f"The link's {what} is not a number; it was ignored."
     if not lo <= value <= hi:
         clamped = min(max(value, lo), hi)
-        return clamped, f"The link's {what} {value} is outside 0–{hi}; showing {what} {clamped}."
+        return clamped, f"The link's {what} {value} is outside {lo}–{hi}; showing {what} {clamped}."
     return value, None
 
 
@@ -102,11 +102,13 @@ if facts is None:
     st.stop()
 
 # --- view controls (the link's values first: clamped or ignored with a message) -----------
+# Layers and heads are numbered from 1 on every page and in the link, as in the papers
+# (Clark et al. 2019's "head 8-10"); `layer` and `head` below are 0-based indices.
 ss = st.session_state
 pending = common.pending_params()
-for key, hi in (("layer", L - 1), ("head", H - 1)):
+for key, hi in (("layer", L), ("head", H)):
     if key in pending:
-        value, note = clamp_int(pending.pop(key), 0, hi, key)
+        value, note = clamp_int(pending.pop(key), 1, hi, key)
         if value is not None:
             ss[key] = value
         if note:
@@ -114,25 +116,25 @@ for key, hi in (("layer", L - 1), ("head", H - 1)):
 # Widget state is dropped on a run that does not draw the widget (another page, a model that
 # failed to load); "_layer"/"_head" keep the view until the widgets are back.
 if "layer" not in ss:
-    ss.layer = ss["_layer"] if "_layer" in ss else default_layer(name)
-ss.setdefault("head", ss.get("_head", 0))
-ss.layer, ss.head = min(ss.layer, L - 1), min(ss.head, H - 1)  # after a model change
+    ss.layer = ss["_layer"] if "_layer" in ss else default_layer(name) + 1
+ss.setdefault("head", ss.get("_head", 1))
+ss.layer, ss.head = min(ss.layer, L), min(ss.head, H)  # after a model change
 
 c1, c2, c3, c4 = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
 if L > 1:
-    layer = c1.slider("Layer (from 0)", 0, L - 1, key="layer")
+    layer = c1.slider("Layer", 1, L, key="layer") - 1
 else:  # a slider needs two values
     layer = 0
-    c1.caption("Layer 0 (this model has one layer)")
-head = c2.selectbox("Enlarge head", list(range(H)), key="head",
-                    format_func=lambda h: f"head {h}")
+    c1.caption("Layer 1 (this model has one layer)")
+head = c2.selectbox("Enlarge head", list(range(1, H + 1)), key="head",
+                    format_func=lambda h: f"head {h}") - 1
 word_level = c3.toggle("Whole words", key="word_level",
                        help="Merge subword pieces into words (Clark et al. 2019): attention "
                             "to a word is summed over its pieces, attention from it averaged.")
 hide_special = c4.toggle("Hide [CLS]/[SEP]", key="hide_special",
                          help="Drop the special tokens and renormalise each row to sum to 1.")
 
-ss._layer, ss._head = layer, head
+ss._layer, ss._head = layer + 1, head + 1
 
 v = common.computed_or_stop(layer_view, name, text, layer, word_level, hide_special)
 labels = v["labels"]
@@ -142,7 +144,7 @@ if hide_special:
 
 # --- per-head grid | the single head and the mean ------------------------------------------
 left, right = st.columns([3, 2], gap="small")
-titles = [f"head {h} · {v['h_heads'][h]:.2f} nats" for h in range(H)]
+titles = [f"head {h + 1} · {v['h_heads'][h]:.2f} nats" for h in range(H)]
 left.plotly_chart(figures.head_grid(v["heads"], labels, titles, selected=head),
                   config=PLOT_CONFIG, theme=None, key="grid")
 right.plotly_chart(figures.heatmap(v["single"], labels, height=270, show_scale=False,
@@ -154,7 +156,7 @@ right.plotly_chart(figures.heatmap(v["mean"], labels, height=270, show_scale=Fal
 right.caption(
     f"Each map: rows are the tokens looking (queries), columns the tokens looked at (keys); "
     f"darker means more attention, and entropy (nats) says how spread a row is. The **single "
-    f"head** reads layer {layer}'s weights as one head of width {D}: its scores are the {H} "
+    f"head** reads layer {layer + 1}'s weights as one head of width {D}: its scores are the {H} "
     f"heads' scores added up and put through one softmax, so the biggest sum wins and it "
     f"collapses onto one token. The **mean** is what most tools show: a blur of the heads.")
 
@@ -162,16 +164,16 @@ right.caption(
 big, focus_col = st.columns([2, 3], gap="medium")
 weights = v["heads"][head]  # (G, G)
 big.plotly_chart(figures.heatmap(weights, labels, height=520,
-                                 title=f"layer {layer}, head {head} · "
+                                 title=f"layer {layer + 1}, head {head + 1} · "
                                        f"{v['h_heads'][head]:.2f} nats"),
                  config=PLOT_CONFIG, theme=None, key="big")
-meta = dict(model=name, text=text, layer=layer, head=head,
+meta = dict(model=name, text=text, layer=layer + 1, head=head + 1, numbering="from 1",
             view=dict(word_level=word_level, hide_special=hide_special))
 d1, d2 = big.columns(2)
 d1.download_button("Download CSV", lambda: attention_csv(labels, weights), mime="text/csv",
-                   file_name=f"attention_L{layer}_H{head}.csv", width="stretch")
+                   file_name=f"attention_L{layer + 1}_H{head + 1}.csv", width="stretch")
 d2.download_button("Download JSON", lambda: attention_json(labels, weights, **meta),
-                   mime="application/json", file_name=f"attention_L{layer}_H{head}.json",
+                   mime="application/json", file_name=f"attention_L{layer + 1}_H{head + 1}.json",
                    width="stretch")
 
 with focus_col:
@@ -197,4 +199,4 @@ with focus_col:
                                        labels[query], layer),
                     config=PLOT_CONFIG, theme=None, key="focus_bars")
 
-common.write_query_params(layer=layer, head=head, focus=focus_param(labels, query))
+common.write_query_params(layer=layer + 1, head=head + 1, focus=focus_param(labels, query))

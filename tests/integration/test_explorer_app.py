@@ -35,7 +35,7 @@ def test_default_view_shows_every_head_with_the_models_numbers(bundled):
     res = bundled.attend(text)
     A = res.attentions.numpy()  # (L, H, T, T)
     L, H = A.shape[:2]
-    layer = at.slider(key="layer").value
+    layer = at.slider(key="layer").value - 1  # the page numbers layers and heads from 1
 
     # the default layer: where the heads disagree most over the presets (computed here as KL)
     div = np.mean([[jsd_np(bundled.attend(t).attentions.numpy()[la]) for la in range(L)]
@@ -55,7 +55,7 @@ def test_default_view_shows_every_head_with_the_models_numbers(bundled):
     assert (cax["cmin"], cax["cmax"]) == (0.0, 1.0)
     titles = [a["text"] for a in grid["layout"]["annotations"]]
     for h in range(H):
-        assert f"head {h} · {entropy_np(A[layer, h]):.2f} nats" in titles
+        assert f"head {h + 1} · {entropy_np(A[layer, h]):.2f} nats" in titles
 
     single, mean = figs["single"], figs["mean"]
     np.testing.assert_allclose(z(single["data"][0]), res.single_head.numpy()[layer], atol=ATOL)
@@ -65,18 +65,18 @@ def test_default_view_shows_every_head_with_the_models_numbers(bundled):
     assert f"{entropy_np(A[layer].mean(0)):.2f} nats" in mean["layout"]["title"]["text"]
     assert axis_tokens(single["data"][0]["x"]) == res.tokens
 
-    head = at.selectbox(key="head").value
+    head = at.selectbox(key="head").value - 1
     np.testing.assert_allclose(z(figs["big"]["data"][0]), A[layer, head], atol=ATOL)
 
     assert [b.proto.label for b in at.get("download_button")] == ["Download CSV",
                                                                   "Download JSON"]
     qp = dict(at.query_params)
     assert qp["text"] == text and qp["model"] == common.BUNDLED
-    assert (qp["layer"], qp["head"], qp["focus"]) == (str(layer), str(head), "with")
+    assert (qp["layer"], qp["head"], qp["focus"]) == (str(layer + 1), str(head + 1), "with")
 
 
 def test_focus_token_grid_and_bars(bundled):
-    at = run(new_app(text="I saw the man with a telescope.", focus="with", layer="1"))
+    at = run(new_app(text="I saw the man with a telescope.", focus="with", layer="2"))
     res = bundled.attend("I saw the man with a telescope.")
     q = res.tokens.index("with")
     rows = res.attentions.numpy()[:, :, q]  # (L, H, T)
@@ -86,12 +86,14 @@ def test_focus_token_grid_and_bars(bundled):
     custom = np.asarray(grid["customdata"], dtype=object)  # (L, H, 2): token, weight
     assert [[str(c) for c in row] for row in custom[..., 0]] == \
         [[res.tokens[t] for t in row] for row in top]
+    assert grid["y"][0] == "L1" and grid["x"][-1] == f"H{rows.shape[1]}"  # numbered from 1
     np.testing.assert_allclose(custom[..., 1].astype(float), rows.max(-1), atol=1e-3)
     bars = figs["focus_bars"]["data"]
     stacked = np.sum([np.asarray(b["y"], dtype=float) for b in bars], axis=0)  # (H,)
     np.testing.assert_allclose(stacked, 1.0, atol=1e-4)  # every head's row, all keys, sums to 1
     by_key = {axis_tokens([b["name"]])[0]: np.asarray(b["y"], dtype=float) for b in bars}
     np.testing.assert_allclose(by_key["saw"], rows[1, :, res.tokens.index("saw")], atol=ATOL)
+    assert figs["focus_bars"]["layout"]["title"]["text"].startswith("Layer 2:")
 
 
 def test_link_round_trip(bundled):
@@ -105,7 +107,7 @@ def test_link_round_trip(bundled):
     focus.set_value(focus.options.index("5: man") if "5: man" in focus.options else 5)
     run(at)
     qp = dict(at.query_params)
-    assert qp["text"] == text and qp["layer"] == "3" and qp["head"] == "7"
+    assert qp["text"] == text and qp["layer"] == "3" and qp["head"] == "7"  # as shown: from 1
     assert qp["focus"] == "man"
 
     again = run(new_app(**qp))  # a new session opened from the link
@@ -116,7 +118,8 @@ def test_link_round_trip(bundled):
         for ta, tb in zip(a[key]["data"], b[key]["data"]):
             np.testing.assert_array_equal(z(ta), z(tb))
     res = bundled.attend(text)
-    np.testing.assert_allclose(z(b["big"]["data"][0]), res.attentions.numpy()[3, 7], atol=ATOL)
+    np.testing.assert_allclose(z(b["big"]["data"][0]), res.attentions.numpy()[2, 6], atol=ATOL)
+    assert b["big"]["layout"]["title"]["text"].startswith("layer 3, head 7 ·")
 
 
 def test_nonsense_link_is_clamped_or_ignored_with_messages(bundled):
@@ -127,8 +130,9 @@ def test_nonsense_link_is_clamped_or_ignored_with_messages(bundled):
     assert "layer 99" in said and "head -1" in said
     assert "focus token is not in this sentence" in said
     assert "512" in said  # the truncation warning names the model's limit
-    assert at.slider(key="layer").value == bundled.config.num_hidden_layers - 1
-    assert at.selectbox(key="head").value == 0
+    assert "outside 1–6" in said and "outside 1–12" in said
+    assert at.slider(key="layer").value == bundled.config.num_hidden_layers
+    assert at.selectbox(key="head").value == 1
     assert at.selectbox(key="model").value == common.BUNDLED
     assert len(charts(at)["grid"]["data"][0]["x"]) == 512
 
@@ -169,7 +173,7 @@ def test_bad_text_gets_a_message_never_a_traceback(bundled):
 
 def test_word_level_and_hidden_special_tokens(bundled):
     text = "Headscope shows tokenization."
-    at = run(new_app(text=text, layer="2", head="4"))
+    at = run(new_app(text=text, layer="3", head="5"))
     at.toggle(key="word_level").set_value(True)
     at.toggle(key="hide_special").set_value(True)
     run(at)
@@ -206,7 +210,7 @@ def test_broken_model_dir_shows_its_error_and_others_keep_working(bundled, tiny,
     at.selectbox(key="model").set_value("tiny")  # 2 layers: layer 5 is clamped
     run(at)
     res = tiny.attend(common.DEFAULT_TEXT)
-    layer = at.slider(key="layer").value
+    layer = at.slider(key="layer").value - 1  # the page numbers layers and heads from 1
     assert layer == 1
     grid = charts(at)["grid"]["data"]
     assert len(grid) == tiny.config.num_attention_heads

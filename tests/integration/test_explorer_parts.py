@@ -61,7 +61,7 @@ def test_focus_targets_are_the_argmax_of_the_query_row():
 
 
 def test_bundled_layer_1_reads_with_both_ways(bundled):
-    """The page's teaching example: on the bundled model, layer 1 (from 0) has a head that links
+    """The page's teaching example: on the bundled model, layer 2 (index 1) has a head that links
     "with" to "saw" (verb reading) and another that links it to "man" (noun reading)."""
     res = bundled.attend("I saw the man with a telescope.")
     top, _, _ = focus_targets(res.attentions, res.tokens.index("with"))
