@@ -156,7 +156,7 @@ def token_colors(special) -> list:
     return [SPECIAL_COLOR if s else PALETTE[i % len(PALETTE)] for i, s in enumerate(special)]
 
 
-def focus_grid(top, weight, labels, special, focus_label, height=None):
+def focus_grid(top, weight, labels, special, focus_label, height=None, title=None):
     """Where one query token attends in every head of every layer: an (L, H) grid whose cell is
     coloured by the top key (the argmax of that head's row) and labelled with it. Rows and
     columns are labelled L1.., H1.. (numbered from 1).
@@ -184,7 +184,8 @@ def focus_grid(top, weight, labels, special, focus_label, height=None):
         # user text goes in as data, never into the template itself
         hovertemplate="%{y} %{x} → %{customdata[0]}: %{customdata[1]:.3f}<extra></extra>")
     layout = dict(
-        title=_title(f"Top key of “{focus}” in every head"), font=FONT,
+        title=_title(f"{_esc(title) + ': ' if title else ''}Top key of “{focus}” in every head"),
+        font=FONT,
         height=height or 90 + 36 * L, margin=dict(l=40, r=10, t=50, b=30),
         xaxis=dict(type="category"), yaxis=dict(autorange="reversed", type="category"))
     return go.Figure(dict(data=[trace], layout=layout))

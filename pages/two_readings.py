@@ -25,9 +25,10 @@ def readings(name: str, a: str, b: str) -> dict:
     out = {}
     for side, text in (("a", a), ("b", b)):
         res = common.attend(name, text)
-        labels, _ = res.words()
-        out[side] = dict(labels=labels, maps=res.word_level(res.attentions).numpy(),
-                         truncated=res.truncated)
+        labels, groups = res.words()
+        special = [all(res.special[t] for t in g) for g in groups]  # [CLS], [SEP]
+        out[side] = dict(labels=labels, special=special,
+                         maps=res.word_level(res.attentions).numpy())  # (L, H, G, G)
     return out
 
 
@@ -97,6 +98,14 @@ st.caption("Difference = total variation between where the focus word's attentio
            "sentences may differ in length; a word that appears twice counts once, with both "
            "shares added; a word found in one sentence only counts in full. 0 = the same words "
            "get the same shares, 1 = no overlap at all.")
+
+# where the focus word looks in each sentence: the top word of every head
+left, right = st.columns(2)
+for col, side, rows, g in ((left, "A", rows_a, ga), (right, "B", rows_b, gb)):
+    v = view[side.lower()]
+    col.plotly_chart(fg.focus_grid(rows.argmax(-1), rows.max(-1), v["labels"], v["special"],
+                                   v["labels"][g], title=f"Sentence {side}"),
+                     key=f"tr_focus_{side}", config={"displayModeBar": False})
 
 st.selectbox("Head (or click a cell of the grid)", names, key="tr_head")
 la, lb = view["a"]["labels"], view["b"]["labels"]

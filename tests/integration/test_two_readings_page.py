@@ -32,6 +32,27 @@ def test_difference_grid_is_layers_by_heads(bundled):
     assert at.selectbox(key="tr_head").value == f"L{layer + 1} H{head + 1}"
 
 
+def test_where_the_focus_word_looks_in_each_sentence(bundled):
+    """The A and B grids: in every head, the word that "with" attends to most, recomputed here
+    from bert.attend with the Clark et al. merge done by hand (sum to a word, mean from it)."""
+    at = run_page()
+    for side, text in (("A", at.text_input(key="tr_a").value),
+                       ("B", at.text_input(key="tr_b").value)):
+        res = bundled.attend(text)
+        att = res.attentions.numpy()  # (L, H, T, T)
+        labels, groups = res.words()
+        g = [w.lower() for w in labels].index("with")
+        rows = np.stack([att[:, :, groups[g], :][..., k].sum(-1).mean(-1)
+                         for k in groups], axis=-1)  # (L, H, G): from "with" to each word
+        fig = chart(at, f"tr_focus_{side}")
+        cells = np.array(fig["data"][0]["customdata"], dtype=object)  # (L, H, 2): word, weight
+        assert cells.shape[:2] == (6, 12)
+        assert [[str(c) for c in r] for r in cells[..., 0]] == \
+            [[labels[k] for k in r] for r in rows.argmax(-1)]
+        np.testing.assert_allclose(cells[..., 1].astype(float), rows.max(-1), atol=1e-3)
+        assert fig["layout"]["title"]["text"].startswith(f"Sentence {side}:")
+
+
 def test_same_sentence_twice_gives_zero_everywhere(bundled):
     at = run_page()
     at.text_input(key="tr_b").input("I saw the man with a telescope.").run()
