@@ -10,11 +10,11 @@ from pages import common
 
 common.leave_legacy_pages_mode()
 st.set_page_config(page_title="headscope", page_icon="🔭", layout="wide")
-# Constant CSS (no user text): less empty space above the page, so the per-head grid and the
-# single-head maps fit one 1280×800 screen.
-st.html("<style>[data-testid='stMainBlockContainer']{padding:2rem 2rem 2rem 2rem}</style>")
 
 link_notes = common.read_query_params()  # first run of a session only: the shared link
+st.html(common.PAGE_CSS)  # constant CSS, no user text
+if common.presenting():
+    st.html(common.PRESENT_CSS)
 common.sidebar()
 common.sync_link()
 for note in link_notes:
@@ -28,4 +28,4 @@ pages = [
     st.Page("pages/head_lab.py", title="Head lab", icon="🔧"),
     st.Page("pages/two_readings.py", title="Two readings", icon="⚖️"),
 ]
-st.navigation(pages).run()
+st.navigation(pages, position="top" if common.presenting() else "sidebar").run()

@@ -92,6 +92,30 @@ def _coloraxis(zmax=1.0, title="weight", show=True) -> dict:
                 colorbar=dict(title=dict(text=title), thickness=10, len=0.6))
 
 
+def for_projector(fig, scale: float) -> go.Figure:
+    """A copy of any figure for a projector: its height, margins and every font (text, titles,
+    tick labels, annotations, cell text) `scale` times larger."""
+    fig = go.Figure(fig)
+    lay = fig.layout
+
+    def bigger(size, default=FONT["size"]):
+        return round((size or default) * scale, 1)
+
+    fig.update_layout(font_size=bigger(lay.font.size), title_font_size=bigger(lay.title.font.size,
+                                                                              16))
+    if lay.height:
+        fig.update_layout(height=int(lay.height * scale))
+    m = lay.margin
+    fig.update_layout(margin=dict(l=int((m.l or 80) * scale), b=int((m.b or 80) * scale),
+                                  t=int((m.t or 100) * scale), r=m.r))
+    fig.for_each_xaxis(lambda ax: ax.update(tickfont_size=bigger(ax.tickfont.size)))
+    fig.for_each_yaxis(lambda ax: ax.update(tickfont_size=bigger(ax.tickfont.size)))
+    fig.for_each_annotation(lambda a: a.update(font_size=bigger(a.font.size)))
+    fig.for_each_trace(lambda t: t.update(textfont_size=bigger(t.textfont.size))
+                       if "textfont" in t else None)
+    return fig
+
+
 def _title(text, size=16) -> dict:
     return dict(text=text, x=0.5, xanchor="center", font=dict(size=size))
 

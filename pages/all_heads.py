@@ -73,7 +73,7 @@ st.caption(f"{L} layers × {H} heads, {len(tokens)} tokens. Each thumbnail is on
            "= the token that looks, column = the token looked at, darker = more weight. The "
            "word above a thumbnail is its pattern label (table below).")
 sentence = text if len(text) <= 60 else text[:57] + "…"
-st.plotly_chart(fg.atlas_figure(view["att"], tokens, short(view["labels"]),
+common.plot(st, fg.atlas_figure(view["att"], tokens, short(view["labels"]),
                                 title=f"{L} layers × {H} heads on “{sentence}”"),
                 key="atlas", config={"displayModeBar": False})
 if len(tokens) > 48:
@@ -107,10 +107,10 @@ st.caption("Top: the mean of the heads' maps in each layer. Bottom: the attentio
            "layer after layer: how much each token at that layer draws from each input token, "
            "through the residual path too. Rollout is an estimate of information flow, not a "
            "proof of what the model uses.")
-st.plotly_chart(fg.rollout_figure(view["raw"], view["rollout"], tokens), key="rollout",
+common.plot(st, fg.rollout_figure(view["raw"], view["rollout"], tokens), key="rollout",
                 config={"displayModeBar": False})
 layer = st.select_slider("Look closer at layer", options=list(range(1, L + 1)), value=L)
-st.plotly_chart(fg.rollout_figure(view["raw"], view["rollout"], tokens, layers=[layer - 1],
+common.plot(st, fg.rollout_figure(view["raw"], view["rollout"], tokens, layers=[layer - 1],
                                   max_tokens=128),
                 key="rollout_one", config={"displayModeBar": False})
 if len(tokens) > 64:
@@ -141,7 +141,7 @@ elif st.toggle(f"Profile the heads on {len(lines)} sentence(s)", key="corpus_on"
     profile = an.mean_metrics(per_sentence)
     labels = an.label_heads(profile)
     metric = st.selectbox("Colour by", list(an.METRICS), index=1, key="corpus_metric")
-    st.plotly_chart(fg.metric_grid_figure(profile[metric], short(labels),
+    common.plot(st, fg.metric_grid_figure(profile[metric], short(labels),
                                           f"Mean {an.METRICS[metric]} over {len(lines)} "
                                           f"sentences, with each head's label", metric),
                     key="corpus_grid", config={"displayModeBar": False})

@@ -10,6 +10,8 @@ import os
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
+from mha_core import figures
+
 BUNDLED = "all-MiniLM-L6-v2 (bundled)"
 DEFAULT_TEXT = "I saw the man with a telescope."
 PRESETS = {
@@ -45,6 +47,13 @@ CACHE_TTL = max(1, int(os.environ.get("HEADSCOPE_CACHE_TTL", "1800")))
 
 
 TORCH_THREADS = max(1, int(os.environ.get("HEADSCOPE_TORCH_THREADS", "1")))
+
+# Constant CSS, never with user text: less empty space above the page, so the per-head grid and
+# the single-head maps fit one 1280x800 screen; in presentation mode, larger text everywhere
+# (Streamlit sizes its text in rem) and charts PROJECTOR_SCALE times larger (plot()).
+PAGE_CSS = "<style>[data-testid='stMainBlockContainer']{padding:2rem 2rem 2rem 2rem}</style>"
+PRESENT_CSS = "<style>html{font-size:20px}</style>"
+PROJECTOR_SCALE = 1.35
 
 
 def bounded(entries: int | None = None) -> dict:
@@ -198,26 +207,59 @@ def _pick_preset():
     st.session_state.preset = None
 
 
+def presenting() -> bool:
+    """Presentation mode (a projector): no sidebar, larger text, bigger charts."""
+    return bool(st.session_state.get("_present"))
+
+
+def _set_present(on: bool | None = None):
+    ss = st.session_state
+    ss._present = ss.get("present_toggle", False) if on is None else on
+
+
+def plot(where, fig, **kwargs):
+    """st.plotly_chart in `where` (st, a column, a tab), enlarged in presentation mode."""
+    if presenting():
+        fig = figures.for_projector(fig, PROJECTOR_SCALE)
+    return where.plotly_chart(fig, **kwargs)
+
+
 def sidebar():
-    """The shared sidebar: model, sentence, examples. Call once per run, from app.py."""
-    st.session_state.setdefault("model", BUNDLED)
-    st.session_state.setdefault("text", DEFAULT_TEXT)
-    if st.session_state.model not in model_choices():
-        st.session_state.model = BUNDLED
-    with st.spinner(f"Loading the model {st.session_state.model}…"):  # in the main area
-        get_bert(st.session_state.model)  # cached after the first visit (serve.py starts it)
+    """The shared controls: model, sentence, examples, presentation mode. In the sidebar, or in
+    a row above the page in presentation mode (the sidebar is then empty, so it is not shown).
+    Call once per run, from app.py. The widget keys are the same in both places."""
+    ss = st.session_state
+    ss.setdefault("model", BUNDLED)
+    ss.setdefault("text", DEFAULT_TEXT)
+    if ss.model not in model_choices():
+        ss.model = BUNDLED
+    with st.spinner(f"Loading the model {ss.model}…"):  # in the main area
+        get_bert(ss.model)  # cached after the first visit (serve.py starts it)
+    help_text = "Type any text and press Ctrl+Enter (⌘+Enter on a Mac)."
+    if presenting():
+        c1, c2, c3, c4 = st.columns([6, 3, 3, 2], vertical_alignment="bottom")
+        c1.text_area("Sentence", key="text", height=100, help=help_text)
+        c2.selectbox("Examples", list(PRESETS), index=None, key="preset",
+                     placeholder="Load an example…", on_change=_pick_preset)
+        c3.selectbox("Model", list(model_choices()), key="model")
+        c4.button("Leave presentation mode", on_click=_set_present, args=(False,),
+                  key="present_leave", width="stretch")
+        return
     with st.sidebar:
         st.title("headscope")
         st.selectbox("Model", list(model_choices()), key="model")
-        bert, _ = get_bert(st.session_state.model)  # a failure is shown by the page itself
+        bert, _ = get_bert(ss.model)  # a failure is shown by the page itself
         if bert is not None:
             c = bert.config
             st.caption(f"{c.num_hidden_layers} layers × {c.num_attention_heads} heads, "
                        f"hidden size {c.hidden_size}")
-        st.text_area("Sentence", key="text", height=100,
-                     help="Type any text and press Ctrl+Enter (⌘+Enter on a Mac).")
+        st.text_area("Sentence", key="text", height=100, help=help_text)
         st.selectbox("Examples", list(PRESETS), index=None, key="preset",
                      placeholder="Load an example…", on_change=_pick_preset)
+        ss.present_toggle = presenting()
+        st.toggle("Presentation mode", key="present_toggle", on_change=_set_present,
+                  help="For a projector: larger text and charts, no sidebar (the sentence "
+                       "moves above the page). The link keeps it (present=1).")
 
 
 def read_query_params() -> list:
@@ -239,6 +281,8 @@ def read_query_params() -> list:
             notes.append(f"The link's text is longer than {MAX_CHARS:,} characters; "
                          f"it was cut to that length.")
             st.session_state.text = qp["text"][:MAX_CHARS]
+    if "present" in qp:
+        st.session_state._present = qp["present"].strip().lower() in ("1", "true", "yes", "on")
     st.session_state._pending = {k: qp[k] for k in VIEW_PARAMS if k in qp}
     return notes
 
@@ -261,10 +305,12 @@ def write_query_params(**values):
 
 
 def sync_link():
-    """The sidebar's part of the link: model and sentence (a very long sentence is left out)."""
+    """The frame's part of the link: model, sentence (a very long one is left out) and
+    presentation mode."""
     text = st.session_state.get("text", "")
     write_query_params(model=current_model(),
-                       text=text if len(text) <= URL_TEXT_MAX else None)
+                       text=text if len(text) <= URL_TEXT_MAX else None,
+                       present=1 if presenting() else None)
 
 
 def leave_legacy_pages_mode():

@@ -145,12 +145,12 @@ if hide_special:
 # --- per-head grid | the single head and the mean ------------------------------------------
 left, right = st.columns([3, 2], gap="small")
 titles = [f"head {h + 1} · {v['h_heads'][h]:.2f} nats" for h in range(H)]
-left.plotly_chart(figures.head_grid(v["heads"], labels, titles, selected=head),
+common.plot(left, figures.head_grid(v["heads"], labels, titles, selected=head),
                   config=PLOT_CONFIG, theme=None, key="grid")
-right.plotly_chart(figures.heatmap(v["single"], labels, height=270, show_scale=False,
+common.plot(right, figures.heatmap(v["single"], labels, height=270, show_scale=False,
                                    title=f"single head (width {D}) · {v['h_single']:.2f} nats"),
                    config=PLOT_CONFIG, theme=None, key="single")
-right.plotly_chart(figures.heatmap(v["mean"], labels, height=270, show_scale=False,
+common.plot(right, figures.heatmap(v["mean"], labels, height=270, show_scale=False,
                                    title=f"mean of the {H} heads · {v['h_mean']:.2f} nats"),
                    config=PLOT_CONFIG, theme=None, key="mean")
 right.caption(
@@ -163,7 +163,7 @@ right.caption(
 # --- the enlarged head, with downloads | the focus token -----------------------------------
 big, focus_col = st.columns([2, 3], gap="medium")
 weights = v["heads"][head]  # (G, G)
-big.plotly_chart(figures.heatmap(weights, labels, height=520,
+common.plot(big, figures.heatmap(weights, labels, height=520,
                                  title=f"layer {layer + 1}, head {head + 1} · "
                                        f"{v['h_heads'][head]:.2f} nats"),
                  config=PLOT_CONFIG, theme=None, key="big")
@@ -192,10 +192,10 @@ with focus_col:
                          format_func=lambda i: f"{i}: {figures.visible(labels[i])}")
     ss.focus_label = labels[query]
     f = common.computed_or_stop(focus_view, name, text, query, word_level, hide_special)
-    st.plotly_chart(figures.focus_grid(f["top"], f["weight"], labels, v["special"],
+    common.plot(st, figures.focus_grid(f["top"], f["weight"], labels, v["special"],
                                        labels[query]),
                     config=PLOT_CONFIG, theme=None, key="focus_grid")
-    st.plotly_chart(figures.focus_bars(f["rows"][layer], labels, v["special"],
+    common.plot(st, figures.focus_bars(f["rows"][layer], labels, v["special"],
                                        labels[query], layer),
                     config=PLOT_CONFIG, theme=None, key="focus_bars")
 

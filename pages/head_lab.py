@@ -101,7 +101,7 @@ n_off = int((mask == 0).sum())
 c1, c2 = st.columns(2)
 c1.metric("Heads switched off", f"{n_off} of {L * H}")
 c2.metric("Output change (mean 1 − cos of the final layer)", f"{view['change'].mean():.4f}")
-st.plotly_chart(fg.token_change_figure(tokens, view["change"]), key="token_change",
+common.plot(st, fg.token_change_figure(tokens, view["change"]), key="token_change",
                 config={"displayModeBar": False})
 
 if n_off:
@@ -109,7 +109,7 @@ if n_off:
     st.markdown(f"**The maps above.** Layers up to L{lowest + 1} see the same input as before; "
                 "from the next layer on, every head reads a changed input, so its map moves. "
                 "A head that is off has an all-zero map.")
-    st.plotly_chart(fg.map_change_figure(view["map_change"], mask), key="map_change",
+    common.plot(st, fg.map_change_figure(view["map_change"], mask), key="map_change",
                     config={"displayModeBar": False})
     above = view["map_change"].copy()
     above[mask == 0] = -1  # suggest a head that is still on
@@ -118,7 +118,7 @@ if n_off:
     pick = st.selectbox("Compare one head, intact and ablated", names,
                         index=int(best[0] * H + best[1]), key="lab_pick")
     layer, head = divmod(names.index(pick), H)
-    st.plotly_chart(fg.side_by_side_figure(
+    common.plot(st, fg.side_by_side_figure(
         view["intact"][layer, head], tokens[:MAX_PAIR_TOKENS], view["ablated"][layer, head],
         tokens[:MAX_PAIR_TOKENS],
         f"{pick}, intact", f"{pick}, with the heads off"), key="lab_pair",
@@ -137,13 +137,13 @@ if not ranking_ready(name, text, facts["n_tokens"], runs, key="rank"):
     st.stop()
 imp_view = importance_view(name, text)
 imp = imp_view["importance"]
-st.plotly_chart(fg.importance_figure(imp), key="importance", config={"displayModeBar": False})
+common.plot(st, fg.importance_figure(imp), key="importance", config={"displayModeBar": False})
 left, right = st.columns([1, 2])
 ranking = pd.DataFrame({"head": head_names(L, H), "importance": imp.ravel()})
 ranking = ranking.sort_values("importance", ascending=False).reset_index(drop=True)
 ranking.index += 1
 left.dataframe(ranking.style.format({"importance": "{:.4f}"}), key="ranking", height=340)
-right.plotly_chart(fg.pruning_curve_figure(imp_view["curve"]), key="pruning",
+common.plot(right, fg.pruning_curve_figure(imp_view["curve"]), key="pruning",
                    config={"displayModeBar": False})
 curve = imp_view["curve"]
 for limit in (0.01, 0.05):

@@ -95,7 +95,7 @@ with walk_tab:
         for start in range(0, len(step.matrices), per_row):
             cols = st.columns(per_row)
             for col, m in zip(cols, step.matrices[start:start + per_row]):
-                col.plotly_chart(figures.matrix_figure(m.values, m.rows, m.cols,
+                common.plot(col, figures.matrix_figure(m.values, m.rows, m.cols,
                                                        f"{m.name}   {m.shape_text}"),
                                  width="stretch")
     if shown == n_steps:
@@ -135,7 +135,7 @@ with real_tab:
                  "elementwise with every key vector k (left); each row's sum divided by "
                  f"√d_k = √{D // H} is the logit (middle); the softmax of the logits is the "
                  "attention row (right).")
-        st.plotly_chart(figures.neuron_figure(res.tokens, steps.products, steps.logits,
+        common.plot(st, figures.neuron_figure(res.tokens, steps.products, steps.logits,
                                               steps.probs, res.tokens[query]),
                         width="stretch")
         gap = float(np.abs(steps.probs - steps.module_probs).max())
@@ -166,7 +166,7 @@ with slices_tab:
         c = lab.slice_cost(mode, d, h, int(T_sl))
         real = sum(p.numel() for p in
                    MultiHeadSelfAttention(d, h, mode, slice_seed=int(slice_seed)).parameters())
-        col.plotly_chart(figures.slices_figure(reads, f"{mode}: which dims reach which head"),
+        common.plot(col, figures.slices_figure(reads, f"{mode}: which dims reach which head"),
                          width="stretch")
         col.markdown(f"- parameters: **{c.params:,}** (a real module has {real:,})\n"
                      f"- projection FLOPs: **{c.proj_flops:,}**\n"
@@ -215,7 +215,7 @@ with cost_tab:
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
         if not small:
             st.caption("Too large to time here on a shared CPU; the formulas still hold.")
-        st.plotly_chart(figures.cost_figure(names, [c.params for c in costs],
+        common.plot(st, figures.cost_figure(names, [c.params for c in costs],
                                             [c.flops for c in costs],
                                             [c.map_bytes for c in costs],
                                             f"d_model {d}, h {h}, T {T}, batch {B}"),

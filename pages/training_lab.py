@@ -54,10 +54,9 @@ def run_experiment(key: str, runs: dict, ytitle="training loss") -> dict | None:
         def on_step(step, steps, snaps, i=i, lbl=lbl):
             frac = (i + step / steps) / len(missing)
             bar.progress(min(frac, 1.0), text=f"{lbl}: step {step} of {steps}")
-            chart.plotly_chart(
-                figures.curves_figure({**done, lbl: (snaps["steps"], snaps["loss"])},
-                                      "live: loss while training", ytitle),
-                width="stretch", key=f"live_{key}_{i}_{step}")
+            live = figures.curves_figure({**done, lbl: (snaps["steps"], snaps["loss"])},
+                                         "live: loss while training", ytitle)
+            common.plot(chart, live, width="stretch", key=f"live_{key}_{i}_{step}")
 
         result = lab.train(cfg, on_step)
         results[lbl] = stored(cfg, _result=result)
@@ -133,10 +132,10 @@ if res2 is None:
     st.info("Press Train to run this experiment (or turn on small steps for a quick look).")
 else:
     c1, c2 = st.columns(2)
-    c1.plotly_chart(figures.curves_figure({k: (r.steps, r.loss) for k, r in res2.items()},
+    common.plot(c1, figures.curves_figure({k: (r.steps, r.loss) for k, r in res2.items()},
                                           "training loss", "cross-entropy"),
                     width="stretch", key="exp2_loss")
-    c2.plotly_chart(figures.curves_figure({k: (r.steps, r.accuracy) for k, r in res2.items()},
+    common.plot(c2, figures.curves_figure({k: (r.steps, r.accuracy) for k, r in res2.items()},
                                           "held-out accuracy (both answers)", "accuracy",
                                           yrange=[0, 1.02]),
                     width="stretch", key="exp2_acc")
@@ -149,7 +148,7 @@ else:
                 "that asks, columns = where it looks):")
     for k, r in res2.items():
         labels = seq_labels(r.example_digits, r.example_marked)
-        st.plotly_chart(figures.lab_maps_figure(r.example_maps, labels,
+        common.plot(st, figures.lab_maps_figure(r.example_maps, labels,
                                                 [f"{k}: head {i + 1}"
                                                  for i in range(len(r.example_maps))]),
                         width="stretch", key=f"exp2_maps_{k}")
@@ -167,7 +166,7 @@ tried. So what the lab measures is how fast the task is learned at a fixed budge
 heads, each relation gets its own softmax, and the task is solved in a few hundred steps.
 """)
     r = res2[f"{heads} heads"]
-    st.plotly_chart(figures.curves_figure({f"{heads} heads": (r.steps, r.diversity)},
+    common.plot(st, figures.curves_figure({f"{heads} heads": (r.steps, r.diversity)},
                                           "head diversity over training",
                                           "mean pairwise map distance", yrange=[0, 1]),
                     width="stretch", key="exp2_div")
@@ -186,11 +185,11 @@ if res1 is None:
     st.info("Press Train to run this experiment.")
 else:
     c1, c2 = st.columns(2)
-    c1.plotly_chart(figures.curves_figure({k: (r.steps, r.max_head_gap) for k, r in res1.items()},
+    common.plot(c1, figures.curves_figure({k: (r.steps, r.max_head_gap) for k, r in res1.items()},
                                           "largest weight difference between two heads",
                                           "max |w_i − w_j|"),
                     width="stretch", key="exp1_gap")
-    c2.plotly_chart(figures.curves_figure({k: (r.steps, r.diversity) for k, r in res1.items()},
+    common.plot(c2, figures.curves_figure({k: (r.steps, r.diversity) for k, r in res1.items()},
                                           "head diversity over training",
                                           "mean pairwise map distance", yrange=[0, 1]),
                     width="stretch", key="exp1_div")
@@ -202,10 +201,10 @@ else:
     cols = st.columns(3)
     for col, (k, r) in zip(cols, res1.items()):
         col.markdown(f"**{k}** (accuracy {r.final_accuracy:.2f} at the end)")
-        col.plotly_chart(figures.similarity_figure(1 - r.map_distance[idx],
+        common.plot(col, figures.similarity_figure(1 - r.map_distance[idx],
                                                    "attention maps: 1 − distance"),
                          width="stretch", key=f"exp1_maps_{k}")
-        col.plotly_chart(figures.similarity_figure(r.weight_similarity[idx],
+        common.plot(col, figures.similarity_figure(r.weight_similarity[idx],
                                                    "weights: cosine similarity", zmin=-1),
                          width="stretch", key=f"exp1_w_{k}")
     ident = res1["identical init"]
@@ -236,7 +235,7 @@ res3 = run_experiment("modes", runs3)
 if res3 is None:
     st.info("Press Train to run this experiment.")
 else:
-    st.plotly_chart(figures.curves_figure({k: (r.steps, r.accuracy) for k, r in res3.items()},
+    common.plot(st, figures.curves_figure({k: (r.steps, r.accuracy) for k, r in res3.items()},
                                           "held-out accuracy", "accuracy", yrange=[0, 1.02]),
                     width="stretch", key="exp3_acc")
     st.dataframe(pd.DataFrame([{

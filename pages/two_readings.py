@@ -89,7 +89,7 @@ if st.session_state.get("tr_head") not in names:
     st.session_state["tr_head"] = names[best]
 layer, head = divmod(names.index(st.session_state["tr_head"]), H)
 
-st.plotly_chart(fg.diff_grid_figure(diff, selected=(layer, head)), key="tr_grid",
+common.plot(st, fg.diff_grid_figure(diff, selected=(layer, head)), key="tr_grid",
                 on_select=on_click, selection_mode="points", config={"displayModeBar": False})
 st.caption("Difference = total variation between where the focus word's attention goes in A and "
            "in B, with targets matched by word: ½ Σ over words |share in A − share in B|. "
@@ -103,13 +103,13 @@ st.caption("Difference = total variation between where the focus word's attentio
 left, right = st.columns(2)
 for col, side, rows, g in ((left, "A", rows_a, ga), (right, "B", rows_b, gb)):
     v = view[side.lower()]
-    col.plotly_chart(fg.focus_grid(rows.argmax(-1), rows.max(-1), v["labels"], v["special"],
+    common.plot(col, fg.focus_grid(rows.argmax(-1), rows.max(-1), v["labels"], v["special"],
                                    v["labels"][g], title=f"Sentence {side}"),
                      key=f"tr_focus_{side}", config={"displayModeBar": False})
 
 st.selectbox("Head (or click a cell of the grid)", names, key="tr_head")
 la, lb = view["a"]["labels"], view["b"]["labels"]
-st.plotly_chart(fg.side_by_side_figure(
+common.plot(st, fg.side_by_side_figure(
     view["a"]["maps"][layer, head], la, view["b"]["maps"][layer, head], lb,
     f"A · {st.session_state['tr_head']}", f"B · {st.session_state['tr_head']}",
     focus_a=ga, focus_b=gb), key="tr_pair_maps", config={"displayModeBar": False})
