@@ -76,11 +76,14 @@ def encode(tokenizer, text: str, text_pair: str | None = None, max_length: int =
     )
 
 
-def typed_special(enc: Encoded, tokenizer) -> list:
-    """Special tokens that came from the text itself ("[SEP]", "[MASK]" typed as letters): the
-    tokenizer reads them as the special tokens, as transformers does. Sorted, each once."""
-    specials = set(tokenizer.all_special_tokens)
-    return sorted({t for t, s in zip(enc.tokens, enc.special) if not s and t in specials})
+def typed_special(enc: Encoded, tokenizer, text: str, text_pair: str | None = None) -> list:
+    """Special tokens typed in the text itself ("[SEP]", "[MASK]" as letters): the tokenizer
+    reads them as the special tokens, as transformers does. Not an [UNK] the tokenizer made of
+    an unknown word: the text at the token's offsets must spell the token. Sorted, each once."""
+    specials, source = set(tokenizer.all_special_tokens), (text, text_pair)
+    return sorted({t for t, s, seq, (a, b) in zip(enc.tokens, enc.special, enc.sequence_ids,
+                                                  enc.offsets)
+                   if not s and t in specials and seq is not None and source[seq][a:b] == t})
 
 
 def word_groups(enc: Encoded, text: str, text_pair: str | None = None):

@@ -58,69 +58,77 @@ def show_heads(metrics: dict, labels, key: str):
                                 for k, v in an.METRICS.items()})
 
 
+def sentence_section(name: str, text: str):
+    """The current sentence: atlas, labels, metrics, rollout. Text the model cannot show gets
+    its message here, and corpus mode below still works."""
+    if common.check_text(name, text, cut=common.text_was_cut(),
+                         prompt="Type a sentence in the sidebar to see every head at "
+                                "work.") is None:
+        return
+    view = common.computed_or_stop(sentence_view, name, text)
+    tokens, L, H = view["tokens"], *view["labels"].shape
+
+    st.subheader("The atlas")
+    st.caption(f"{L} layers × {H} heads, {len(tokens)} tokens. Each thumbnail is one head's "
+               "map: row = the token that looks, column = the token looked at, darker = more "
+               "weight. The word above a thumbnail is its pattern label (table below).")
+    sentence = text if len(text) <= 60 else text[:57] + "…"
+    common.plot(st, fg.atlas_figure(view["att"], tokens, short(view["labels"]),
+                                    title=f"{L} layers × {H} heads on “{sentence}”"),
+                    key="atlas", config={"displayModeBar": False})
+    if len(tokens) > 48:
+        st.caption("The thumbnails show the first 48 tokens; the metrics use every token.")
+
+    with st.expander("How the labels are given (one table, checked top to bottom)", expanded=False):
+        st.dataframe(pd.DataFrame(
+            [(i + 1, lab, an.METRICS[m], f"> {t:.2f}", src)
+             for i, (lab, m, t, src) in enumerate(an.PATTERN_RULES)]
+            + [(len(an.PATTERN_RULES) + 1, an.HETEROGENEOUS, "no rule above passed", "", "")],
+            columns=["order", "label", "metric", "threshold", "source"]), hide_index=True)
+        st.markdown(
+            "Clark et al. 2019 (*What Does BERT Look At?*) call a head *broad* above 3.8 nats "
+            "of entropy, measured on 128-token segments, where the most any head can reach is "
+            "log 128 = 4.85 nats. A 10-token sentence allows at most log 10 = 2.3 nats, so "
+            "3.8 nats would never be reached. We therefore compare the entropy as a fraction "
+            f"of log T with 3.8 / 4.85 = {an.BROAD_FRACTION:.2f}, the same rule rescaled to "
+            "the sentence's length. The Kovaleva type column maps each label onto the five "
+            "types of Kovaleva et al. 2019 (*Revealing the Dark Secrets of BERT*): vertical "
+            "(sinks), diagonal (previous, next, self), heterogeneous; a heterogeneous head "
+            f"with at least {an.MIXED_SHARE:.1f} on [CLS]/[SEP]/punctuation and "
+            f"{an.MIXED_SHARE:.1f} on one diagonal is vertical+diagonal (our threshold). Block "
+            "needs a sentence pair. Shares are averaged over every row, special tokens "
+            "included.")
+
+    st.subheader("Every head, measured")
+    show_heads(view["metrics"], view["labels"], "sentence")
+
+    st.subheader("Rollout")
+    st.caption("Top: the mean of the heads' maps in each layer. Bottom: the attention rollout of "
+               "Abnar & Zuidema 2020, A = ½·mean(heads) + ½·I with rows renormalised, multiplied "
+               "layer after layer: how much each token at that layer draws from each input token, "
+               "through the residual path too. Rollout is an estimate of information flow, not a "
+               "proof of what the model uses.")
+    common.plot(st, fg.rollout_figure(view["raw"], view["rollout"], tokens), key="rollout",
+                    config={"displayModeBar": False})
+    layer = st.select_slider("Look closer at layer", options=list(range(1, L + 1)), value=L)
+    common.plot(st, fg.rollout_figure(view["raw"], view["rollout"], tokens, layers=[layer - 1],
+                                      max_tokens=128),
+                    key="rollout_one", config={"displayModeBar": False})
+    if len(tokens) > 64:
+        st.caption("The grid shows the first 64 tokens and the close-up the first 128; the rollout "
+                   "itself runs over every token.")
+
+
 st.header("All heads")
 name, text = common.current_model(), common.current_text()
 bert = common.model_or_stop(name)
-if common.check_text(name, text, cut=common.text_was_cut(),
-                     prompt="Type a sentence in the sidebar to see every head at work.") is None:
-    st.stop()
-
-view = common.computed_or_stop(sentence_view, name, text)
-tokens, L, H = view["tokens"], *view["labels"].shape
-
-st.subheader("The atlas")
-st.caption(f"{L} layers × {H} heads, {len(tokens)} tokens. Each thumbnail is one head's map: row "
-           "= the token that looks, column = the token looked at, darker = more weight. The "
-           "word above a thumbnail is its pattern label (table below).")
-sentence = text if len(text) <= 60 else text[:57] + "…"
-common.plot(st, fg.atlas_figure(view["att"], tokens, short(view["labels"]),
-                                title=f"{L} layers × {H} heads on “{sentence}”"),
-                key="atlas", config={"displayModeBar": False})
-if len(tokens) > 48:
-    st.caption("The thumbnails show the first 48 tokens; the metrics use every token.")
-
-with st.expander("How the labels are given (one table, checked top to bottom)", expanded=False):
-    st.dataframe(pd.DataFrame(
-        [(i + 1, lab, an.METRICS[m], f"> {t:.2f}", src)
-         for i, (lab, m, t, src) in enumerate(an.PATTERN_RULES)]
-        + [(len(an.PATTERN_RULES) + 1, an.HETEROGENEOUS, "no rule above passed", "", "")],
-        columns=["order", "label", "metric", "threshold", "source"]), hide_index=True)
-    st.markdown(
-        "Clark et al. 2019 (*What Does BERT Look At?*) call a head *broad* above 3.8 nats of "
-        "entropy, measured on 128-token segments, where the most any head can reach is "
-        "log 128 = 4.85 nats. A 10-token sentence allows at most log 10 = 2.3 nats, so 3.8 nats "
-        "would never be reached. We therefore compare the entropy as a fraction of log T with "
-        f"3.8 / 4.85 = {an.BROAD_FRACTION:.2f}, the same rule rescaled to the sentence's length. "
-        "The Kovaleva type column maps each label onto the five types of Kovaleva et al. 2019 "
-        "(*Revealing the Dark Secrets of BERT*): vertical (sinks), diagonal (previous, next, "
-        "self), heterogeneous; a heterogeneous head with at least "
-        f"{an.MIXED_SHARE:.1f} on [CLS]/[SEP]/punctuation and {an.MIXED_SHARE:.1f} on one "
-        "diagonal is vertical+diagonal (our threshold). Block needs a sentence pair. Shares are "
-        "averaged over every row, special tokens included.")
-
-st.subheader("Every head, measured")
-show_heads(view["metrics"], view["labels"], "sentence")
-
-st.subheader("Rollout")
-st.caption("Top: the mean of the heads' maps in each layer. Bottom: the attention rollout of "
-           "Abnar & Zuidema 2020, A = ½·mean(heads) + ½·I with rows renormalised, multiplied "
-           "layer after layer: how much each token at that layer draws from each input token, "
-           "through the residual path too. Rollout is an estimate of information flow, not a "
-           "proof of what the model uses.")
-common.plot(st, fg.rollout_figure(view["raw"], view["rollout"], tokens), key="rollout",
-                config={"displayModeBar": False})
-layer = st.select_slider("Look closer at layer", options=list(range(1, L + 1)), value=L)
-common.plot(st, fg.rollout_figure(view["raw"], view["rollout"], tokens, layers=[layer - 1],
-                                  max_tokens=128),
-                key="rollout_one", config={"displayModeBar": False})
-if len(tokens) > 64:
-    st.caption("The grid shows the first 64 tokens and the close-up the first 128; the rollout "
-               "itself runs over every token.")
+sentence_section(name, text)
 
 st.subheader("Corpus mode")
 st.caption("One sentence is an anecdote. Average the metrics over many sentences to get each "
            "head's profile; the labels then come from the averaged metrics.")
-source = st.radio("Sentences", ["The presets", "My own lines"], horizontal=True)
+source = st.radio("Sentences", ["The presets", "My own lines"], horizontal=True,
+                  key="corpus_source")
 if source == "The presets":
     lines = list(common.PRESETS.values())
 else:
@@ -133,16 +141,28 @@ if not lines:
     st.info("Paste at least one sentence, one per line.")
 elif st.toggle(f"Profile the heads on {len(lines)} sentence(s)", key="corpus_on"):
     bar = st.progress(0.0, text="Reading the sentences…")
-    per_sentence = []
+    per_sentence, skipped = [], 0
     for i, line in enumerate(lines):
-        per_sentence.append(sentence_metrics(name, line[:common.MAX_CHARS]))
+        line = line[:common.MAX_CHARS]
+        try:
+            if common.text_facts(name, line)["only_special"]:
+                skipped += 1  # nothing but [CLS] and [SEP]: no head profile in it
+            else:
+                per_sentence.append(sentence_metrics(name, line))
+        except Exception:  # a line the tokenizer or model cannot read
+            skipped += 1
         bar.progress((i + 1) / len(lines), text=f"{i + 1} of {len(lines)} sentences")
     bar.empty()
+    if skipped:
+        st.caption(f"{skipped} line(s) had no words the model could read and were left out.")
+    if not per_sentence:
+        st.info("None of these lines has words the model can read.", icon="✍️")
+        st.stop()
     profile = an.mean_metrics(per_sentence)
     labels = an.label_heads(profile)
     metric = st.selectbox("Colour by", list(an.METRICS), index=1, key="corpus_metric")
     common.plot(st, fg.metric_grid_figure(profile[metric], short(labels),
-                                          f"Mean {an.METRICS[metric]} over {len(lines)} "
+                                          f"Mean {an.METRICS[metric]} over {len(per_sentence)} "
                                           f"sentences, with each head's label", metric),
                     key="corpus_grid", config={"displayModeBar": False})
     show_heads(profile, labels, "corpus")

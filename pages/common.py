@@ -120,7 +120,7 @@ def text_facts(name: str, text: str) -> dict:
     unk = bert.tokenizer.unk_token
     return dict(n_tokens=len(enc.tokens), n_full=enc.n_tokens_full, max_length=enc.max_length,
                 truncated=enc.truncated, only_special=all(enc.special),
-                typed_special=typed_special(enc, bert.tokenizer), unk_token=unk,
+                typed_special=typed_special(enc, bert.tokenizer, text), unk_token=unk,
                 unknown=sum(t == unk for t in enc.tokens))
 
 
