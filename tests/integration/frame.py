@@ -58,6 +58,18 @@ def messages(at) -> str:
                       for m in kind)
 
 
+def survives(at):
+    """The run ended without an exception element, user text never went into HTML (only the
+    app's constant CSS is HTML), and the page drew something: a chart or a message."""
+    from pages import common
+
+    assert not at.exception, [e.value for e in at.exception]
+    html, unsafe = html_and_markdown(at)
+    assert set(html) <= {common.PAGE_CSS, common.PRESENT_CSS}, html
+    assert not unsafe
+    assert at.get("plotly_chart") or messages(at)
+
+
 def walk(node):
     yield node
     for child in getattr(node, "children", {}).values():

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from pages import common
 from tests.conftest import CI, save_tiny_bert
 from tests.integration.explorer_helpers import axis_tokens, charts
-from tests.integration.frame import frame_mode, html_and_markdown, messages, open_app, shown_page
+from tests.integration.frame import frame_mode, messages, open_app, shown_page, survives
 
 SCALE = float(os.environ.get("HEADSCOPE_FUZZ_EXAMPLES", "360")) / 360
 # Pieces that broke (or could break) tokenizers, markdown, HTML, plotly labels and URLs
@@ -37,7 +37,6 @@ TEXT = st.one_of(
     st.lists(st.one_of(st.sampled_from(PIECES), st.text(max_size=4)), max_size=12).map("".join),
     st.text(min_size=200, max_size=600),
 )
-ALLOWED_HTML = {common.PAGE_CSS, common.PRESENT_CSS}  # constant CSS, never user text
 
 
 def fuzz(n: int):
@@ -55,16 +54,6 @@ def no_shell():
     with mock.patch.object(subprocess, "Popen", refuse), mock.patch.object(os, "system", refuse), \
             mock.patch.object(os, "popen", refuse):
         yield
-
-
-def survives(at):
-    """The run ended without an exception element, user text never went into HTML, and the
-    page drew something: a chart or a message."""
-    assert not at.exception, [e.value for e in at.exception]
-    html, unsafe = html_and_markdown(at)
-    assert set(html) <= ALLOWED_HTML, html
-    assert not unsafe
-    assert at.get("plotly_chart") or messages(at)
 
 
 class Sessions:
