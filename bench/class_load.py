@@ -123,7 +123,7 @@ async def student(browser, url, bert, text, moves, heads, start: asyncio.Event,
         await start.wait()  # everybody opens the link at the same moment (or `delay` later)
         await asyncio.sleep(delay)
         t = time.perf_counter()
-        await page.goto(url)
+        await page.goto(url, wait_until="commit", timeout=OPEN_TIMEOUT_MS)
         await page.wait_for_selector(".st-key-grid .js-plotly-plot", timeout=OPEN_TIMEOUT_MS)
         layer = int(await layer_input(page).input_value()) - 1  # the slider shows 1..L
         await wait_view(page, bert, "I saw the man with a telescope.", layer, heads,

@@ -4,16 +4,18 @@ Streamlit draws over a websocket and keeps the old chart on screen during a reru
 wait for load events: we wait until the charts themselves show the new sentence's tokens."""
 
 # True once the per-head grid has `heads` heatmaps whose keys and queries are exactly `tokens`
-# and its drawn tick labels show them (plotly draws &lt; as "<"; repeats carry zero-width spaces).
+# and its drawn tick labels show them (plotly draws &lt; as "<"; labels carry zero-width marks).
 GRID_SHOWS = """([tokens, heads]) => {
   const gd = document.querySelector('.st-key-grid .js-plotly-plot');
   if (!gd || !gd.data || gd.data.length !== heads) return false;
-  const plain = s => String(s).replaceAll('\\u200b', '').replaceAll('&lt;', '<')
-                      .replaceAll('&gt;', '>').replaceAll('&amp;', '&');
+  // zero-width marks: repeats (u200b) and the tile a label belongs to (u2060), see figures.py
+  const bare = s => String(s).replace(/[\\u200b\\u200c\\u2060]/g, '');
+  const plain = s => bare(s).replaceAll('&lt;', '<').replaceAll('&gt;', '>')
+                           .replaceAll('&amp;', '&');
   const same = xs => xs.length === tokens.length && xs.every((x, i) => plain(x) === tokens[i]);
   if (!gd.data.every(t => same(Array.from(t.x)) && same(Array.from(t.y)))) return false;
   const drawn = new Set([...gd.querySelectorAll('.xtick text, .ytick text')]
-                        .map(e => e.textContent.replaceAll('\\u200b', '')));
+                        .map(e => bare(e.textContent)));
   return tokens.every(t => drawn.has(t));
 }"""
 
