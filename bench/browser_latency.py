@@ -2,7 +2,8 @@
 
 Starts `streamlit run app.py` on a free port, drives Debian's chromium, types 20 different
 sentences one after another and, for each, times Ctrl+Enter until the per-head grid holds all
-H heatmaps of the new tokens and their tick labels are drawn. Prints p50/p95.
+H heatmaps of the new tokens and their tick labels are drawn. Prints p50/p95, and the server's
+part: the time until the browser received the rerun's "script finished" message.
 
     .venv/bin/python bench/browser_latency.py [--screenshot docs/explorer.png]
 """
@@ -16,6 +17,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.measure import ServerClock, percentile  # noqa: E402
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, start_app, stop_app  # noqa: E402
 from tests.e2e.explorer_browser import (  # noqa: E402
     submit,
@@ -48,13 +50,6 @@ SENTENCES = [
 ]
 
 
-def percentile(xs, q):
-    xs = sorted(xs)
-    k = (len(xs) - 1) * q
-    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--screenshot", help="save the page on the telescope sentence here")
@@ -72,9 +67,10 @@ def main():
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page(viewport={"width": 1280, "height": 800})
+            clock = ServerClock(page)
             page.goto(url)
             wait_for_grid(page, bert.encode("I saw the man with a telescope.").tokens, heads)
-            times = []
+            times, server = [], []
             for text in SENTENCES:
                 tokens = bert.encode(text).tokens
                 type_text(page, text)
@@ -82,6 +78,7 @@ def main():
                 submit(page)
                 wait_for_grid(page, tokens, heads, timeout_ms=30_000)
                 times.append((time.perf_counter() - t_enter) * 1000)
+                server.append(clock.since(t_enter) * 1000)
                 print(f"{times[-1]:7.0f} ms  T={len(tokens):2d}  {text}", flush=True)
             if args.screenshot:
                 text = "I saw the man with a telescope."
@@ -99,6 +96,8 @@ def main():
     print(f"p50 {percentile(times, 0.5):.0f} ms   p95 {percentile(times, 0.95):.0f} ms   "
           f"min {min(times):.0f} ms   max {max(times):.0f} ms   "
           f"mean {statistics.mean(times):.0f} ms")
+    print(f"server's part (Enter -> 'script finished' received): p50 "
+          f"{percentile(server, 0.5):.0f} ms   p95 {percentile(server, 0.95):.0f} ms")
 
 
 if __name__ == "__main__":

@@ -8,10 +8,14 @@ the entropy titles of the new layer (checked against our own model here), its ti
 drawn. Prints p50/p95 of those times, the failed sessions (a Streamlit exception element or a
 60 s timeout), and the server's peak RSS (VmHWM).
 
-Browser and server share this machine's cores, as they would not in a classroom: the times
-include chromium drawing 30 pages of plotly charts without a GPU.
+In a classroom every student's browser draws on its own machine; here 30 chromium renderers
+share the server's two cores and draw plotly charts without a GPU. So the browsers run at
+nice 19 (--browser-nice; 0 turns it off): the server keeps the CPU it would have on its own
+machine, and the students' screens get what is left. The server is started through
+bench/timed_server.py, which times every script run on the server itself; those times are
+printed beside the browser's.
 
-    .venv/bin/python bench/class_load.py [--sessions 30] [--layer-moves 3]
+    .venv/bin/python bench/class_load.py [--sessions 30] [--layer-moves 3] [--browser-nice 19]
 """
 
 import argparse
@@ -25,9 +29,14 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
-
-from bench.browser_latency import SENTENCES, percentile  # noqa: E402
+from bench.browser_latency import SENTENCES  # noqa: E402
+from bench.measure import (  # noqa: E402
+    CpuWatch,
+    ServerClock,
+    cpu_seconds,
+    peak_rss_mb,
+    percentile,
+)
 from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, start_app, stop_app  # noqa: E402
 from tests.e2e.explorer_browser import GRID_SHOWS  # noqa: E402
 
@@ -82,28 +91,6 @@ def layer_input(page):
     return page.locator('.st-key-layer input[type="range"]').first
 
 
-class ServerClock:
-    """The times at which this session's websocket delivered "script finished": the server's
-    part of a step, before the browser draws anything."""
-
-    def __init__(self, page):
-        self.finished = []
-        page.on("websocket", lambda ws: ws.on("framereceived", self.frame))
-
-    def frame(self, payload):
-        if isinstance(payload, bytes | bytearray):
-            msg = ForwardMsg()
-            try:
-                msg.ParseFromString(bytes(payload))
-            except Exception:
-                return
-            if msg.WhichOneof("type") == "script_finished":
-                self.finished.append(time.perf_counter())
-
-    def since(self, t: float) -> float | None:
-        return next((f - t for f in self.finished if f >= t), None)
-
-
 async def student(browser, url, bert, text, moves, heads, start: asyncio.Event,
                   delay: float) -> dict:
     out = dict(text=text, steps=[], server=[], error=None)
@@ -152,37 +139,6 @@ async def student(browser, url, bert, text, moves, heads, start: asyncio.Event,
     return out
 
 
-def cpu_seconds(pids) -> float:
-    """User + system CPU time of these processes so far (from /proc)."""
-    tick, total = os.sysconf("SC_CLK_TCK"), 0.0
-    for pid in pids:
-        try:
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
-    return total
-
-
-def chromium_pids() -> list:
-    out = []
-    for d in Path("/proc").iterdir():
-        if d.name.isdigit():
-            try:
-                if "chromium" in (d / "cmdline").read_text(errors="replace"):
-                    out.append(int(d.name))
-            except OSError:
-                pass
-    return out
-
-
-def peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
-
-
 async def run(args, bert, url, server_pid):
     from playwright.async_api import async_playwright
 
@@ -200,10 +156,15 @@ async def run(args, bert, url, server_pid):
                                              heads, start, i * args.stagger))
                  for i in range(args.sessions)]
         await asyncio.sleep(2)  # contexts created; now all at once
-        cpu = cpu_seconds([server_pid]), cpu_seconds(chromium_pids())
+        watch, server_cpu = CpuWatch(), cpu_seconds([server_pid])
+        watch.start()
         start.set()
-        results = await asyncio.gather(*tasks)
-        cpu = cpu_seconds([server_pid]) - cpu[0], cpu_seconds(chromium_pids()) - cpu[1]
+        everyone = asyncio.gather(*tasks)
+        while not everyone.done():
+            watch.poll()
+            await asyncio.wait([everyone], timeout=0.5)
+        results = everyone.result()
+        cpu = cpu_seconds([server_pid]) - server_cpu, watch.total()
         await browser.close()
     return results, cpu
 
@@ -214,13 +175,18 @@ def main():
     ap.add_argument("--layer-moves", type=int, default=3)
     ap.add_argument("--stagger", type=float, default=0.0,
                     help="seconds between two students opening the link (default: all at once)")
+    ap.add_argument("--browser-nice", type=int, default=19,
+                    help="niceness of the browsers (and of this script), not of the server")
     args = ap.parse_args()
 
     import mha_core
 
     bert = mha_core.load_bert()  # the expected tokens and entropies
-    log = Path(tempfile.mkdtemp()) / "streamlit.log"
-    proc, url = start_app(log)
+    out = Path(tempfile.mkdtemp())
+    log, run_times = out / "streamlit.log", out / "run_times.txt"
+    proc, url = start_app(log, launcher=(str(Path(__file__).with_name("timed_server.py")),),
+                          env_extra={"HEADSCOPE_RUN_TIMES": str(run_times)})
+    os.nice(args.browser_nice)  # after the server started: chromium inherits it, the server not
     t0 = time.perf_counter()
     try:
         results, cpu = asyncio.run(run(args, bert, url, proc.pid))
@@ -237,6 +203,7 @@ def main():
     layer = [s for r in results for k, s in r["steps"] if k == "layer"]
     steps = enter + layer
     server = [x for r in results for x in r["server"] if x is not None]
+    runs = [float(x) for x in run_times.read_text().split()] if run_times.exists() else []
     for r in failed:
         print(f"FAILED ({r['error']}): {r['text']}")
     print(f"\n{args.sessions} sessions at once, {wall:.0f} s in all; server log {log}")
@@ -244,14 +211,15 @@ def main():
         print(f"open link -> grid:      p50 {statistics.median(opens):.2f} s   "
               f"max {max(opens):.2f} s")
     for name, xs in (("Enter -> heatmaps", enter), ("layer -> heatmaps", layer),
-                     ("every step", steps), ("  server's part", server)):
+                     ("every step", steps), ("  server's part", server),
+                     ("server: one script run", runs)):
         if xs:
             print(f"{name:22s} p50 {percentile(xs, 0.5):.2f} s   p95 {percentile(xs, 0.95):.2f} s"
                   f"   max {max(xs):.2f} s   (n={len(xs)})")
     print(f"failed sessions: {len(failed)} of {args.sessions}")
     print(f"server peak RSS: {rss:.0f} MB")
     print(f"CPU time while the class worked: server {cpu[0]:.0f} s, chromium {cpu[1]:.0f} s "
-          f"(of {wall:.0f} s x {os.cpu_count()} cores)")
+          f"(of {wall:.0f} s x {os.cpu_count()} cores); browsers at nice {args.browser_nice}")
     print("goals: 0 failed, p95 <= 3 s, peak RSS <= 1536 MB")
 
 

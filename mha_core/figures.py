@@ -4,8 +4,9 @@ Axes use numeric positions with tick labels (tickvals/ticktext), so repeated tok
 separate rows instead of being merged into one category by plotly.
 Shape letters: L layers, H heads, T tokens, G words.
 
-Figures are written as plain dicts and validated once by go.Figure: on a 12-head grid that is
-~10 ms, where make_subplots with add_trace(row=, col=) took ~200 ms of every rerun.
+Figures are written as plain dicts: on a 12-head grid that is ~10 ms, where make_subplots with
+add_trace(row=, col=) took ~200 ms of every rerun. The Explorer's builders also skip plotly's
+validation (_figure); the tests validate their output.
 
 Maps are (T, T) or (H, T, T) arrays: row = query, column = key. Labels are the tokens (or words)
 in order. Every builder escapes its labels, so user text is drawn literally, never as markup.
@@ -97,6 +98,13 @@ def _coloraxis(zmax=1.0, title="weight", show=True) -> dict:
                 colorbar=dict(title=dict(text=title), thickness=10, len=0.6))
 
 
+def _figure(data, layout) -> go.Figure:
+    """The Explorer's figures, built from plain dicts WITHOUT plotly's validation: validating
+    took ~35 ms of every rerun on the server (py-spy), a quarter of the script. The tests
+    validate every builder's output instead (tests/unit/test_figures_valid.py)."""
+    return go.Figure(dict(data=data, layout=layout), _validate=False)
+
+
 def for_projector(fig, scale: float) -> go.Figure:
     """A copy of any figure for a projector: its height, margins and every font (text, titles,
     tick labels, annotations, cell text) `scale` times larger."""
@@ -135,7 +143,7 @@ def heatmap(z, labels, title="", height=420, zmax=1.0, hover=HOVER, show_scale=T
         font=FONT, coloraxis=_coloraxis(zmax, show=show_scale),
         xaxis=dict(type="category", tickangle=-90, **_ticks(ticks)),
         yaxis=dict(type="category", autorange="reversed", **_ticks(ticks)))
-    return go.Figure(dict(data=[_heatmap_trace(z, ticks, hover)], layout=layout))
+    return _figure([_heatmap_trace(z, ticks, hover)], layout)
 
 
 def head_grid(maps, labels, titles, cols=3, height=None, selected=None, zmax=1.0):
@@ -188,7 +196,7 @@ def head_grid(maps, labels, titles, cols=3, height=None, selected=None, zmax=1.0
         layout["shapes"] = [dict(type="rect", xref="x", yref="y", x0=x0 - 0.15, x1=x0 + T + 0.15,
                                  y0=y0 - 0.15, y1=y0 + T + 0.15,
                                  line=dict(color="#d62728", width=3))]
-    return go.Figure(dict(data=data, layout=layout))
+    return _figure(data, layout)
 
 
 def token_colors(special) -> list:
@@ -228,7 +236,7 @@ def focus_grid(top, weight, labels, special, focus_label, height=None, title=Non
         font=FONT,
         height=height or 90 + 36 * L, margin=dict(l=40, r=10, t=50, b=30),
         xaxis=dict(type="category"), yaxis=dict(autorange="reversed", type="category"))
-    return go.Figure(dict(data=[trace], layout=layout))
+    return _figure([trace], layout)
 
 
 def focus_bars(rows, labels, special, focus_label, layer, min_weight=0.05, height=340):
@@ -253,7 +261,7 @@ def focus_bars(rows, labels, special, focus_label, layer, min_weight=0.05, heigh
         title=_title(f"Layer {layer + 1}: where “{clean_label(focus_label)}” attends, per head"),
         yaxis=dict(range=[0, 1], title=dict(text="weight")),
         legend=dict(title=dict(text="key"), traceorder="normal"))
-    return go.Figure(dict(data=data, layout=layout))
+    return _figure(data, layout)
 
 
 def _label(s) -> str:

@@ -25,13 +25,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_app(log_path, env_extra=None, port=None):
-    """Start the app; return (process, base_url) once /_stcore/health answers ok."""
+def start_app(log_path, env_extra=None, port=None, launcher=("-m", "streamlit")):
+    """Start the app; return (process, base_url) once /_stcore/health answers ok. launcher:
+    what python runs in place of `-m streamlit` (a benchmark's wrapper that takes the same
+    arguments)."""
     port = port or free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", **(env_extra or {})}
     log = open(log_path, "w")  # a file, not a pipe: a full pipe would block the server
     proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+        [sys.executable, *launcher, "run", str(ROOT / "app.py"),
          "--server.port", str(port), "--server.address", "127.0.0.1",
          "--server.headless", "true", "--browser.gatherUsageStats", "false"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -1,0 +1,54 @@
+"""The Explorer's figure builders skip plotly's validation at run time (figures._figure, for
+speed): here every one of them is validated by plotly."""
+
+import json
+
+import numpy as np
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+
+from mha_core import figures
+
+LABELS = ["[CLS]", "i", "saw", "<b>", "saw", "[SEP]"]
+SPECIAL = [True, False, False, False, False, True]
+
+
+def maps(*shape, seed=0):
+    x = np.random.default_rng(seed).random(shape).astype(np.float32)
+    return x / x.sum(-1, keepdims=True)
+
+
+BUILDERS = {
+    "heatmap": lambda: figures.heatmap(maps(6, 6), LABELS, title="t"),
+    "head_grid": lambda: figures.head_grid(maps(12, 6, 6), LABELS,
+                                           [f"head {h + 1}" for h in range(12)], selected=4),
+    "head_grid_long": lambda: figures.head_grid(maps(5, 60, 60), [f"w{i}" for i in range(60)],
+                                                list("abcde")),
+    "focus_grid": lambda: figures.focus_grid(np.arange(12).reshape(2, 6) % 6,
+                                             np.full((2, 6), 0.5), LABELS, SPECIAL, "with",
+                                             title="A"),
+    "focus_bars": lambda: figures.focus_bars(maps(12, 6), LABELS, SPECIAL, "saw", layer=1),
+}
+
+
+@pytest.mark.parametrize("name", list(BUILDERS))
+def test_builder_output_passes_plotly_validation(name):
+    fig = BUILDERS[name]()
+    raw = json.loads(pio.to_json(fig, validate=False))
+    checked = go.Figure(fig.to_dict())  # validates: raises on any invalid property or value
+    valid = json.loads(pio.to_json(checked))
+    # validation only spells things out (a colour scale's name as its colours): the numbers
+    # and labels drawn are the same
+    for a, b in zip(raw["data"], valid["data"]):
+        for key in ("type", "x", "y", "z", "text", "customdata", "hovertemplate", "name"):
+            assert a.get(key) == b.get(key), key
+    for key in ("height", "margin", "annotations", "shapes"):
+        assert raw["layout"].get(key) == valid["layout"].get(key), key
+
+
+def test_unvalidated_is_really_unvalidated():
+    """The check above can fail: plotly's validation rejects what _figure lets through."""
+    bad = figures._figure([dict(type="heatmap", z=[[1]], notaproperty=1)], {})
+    with pytest.raises(ValueError):
+        go.Figure(bad.to_dict())
