@@ -15,10 +15,6 @@ link_notes = common.read_query_params()  # first run of a session only: the shar
 st.html(common.PAGE_CSS)  # constant CSS, no user text
 if common.presenting():
     st.html(common.PRESENT_CSS)
-common.sidebar()
-common.sync_link()
-for note in link_notes:
-    st.warning(note, icon="🔗")
 
 pages = [
     st.Page("pages/explorer.py", title="Explorer", icon="🔍", default=True),
@@ -28,4 +24,10 @@ pages = [
     st.Page("pages/head_lab.py", title="Head lab", icon="🔧"),
     st.Page("pages/two_readings.py", title="Two readings", icon="⚖️"),
 ]
-st.navigation(pages, position="top" if common.presenting() else "sidebar").run()
+page = st.navigation(pages, position="top" if common.presenting() else "sidebar")
+# The Training lab trains its own small models: it does not wait for the BERT checkpoint
+common.sidebar(needs_model=page.url_path != "training_lab")
+common.sync_link()
+for note in link_notes:
+    st.warning(note, icon="🔗")
+page.run()

@@ -85,8 +85,13 @@ def _load(name: str):
 
 
 def warm_up():
-    """Load the default model into _load's cache before any browser asks (serve.py: make run)."""
-    _load(BUNDLED)
+    """Before any browser asks (serve.py, make run): load the default model into _load's cache,
+    run it once (torch sets itself up on the first forward) and import what the Explorer
+    imports. Nothing here goes into a st.cache_data cache: those belong to the runtime."""
+    bert = _load(BUNDLED)
+    bert.attend(DEFAULT_TEXT)
+    import mha_core.analysis  # noqa: F401
+    import mha_core.export  # noqa: F401
 
 
 def get_bert(name: str):
@@ -224,31 +229,34 @@ def plot(where, fig, **kwargs):
     return where.plotly_chart(fig, **kwargs)
 
 
-def sidebar():
+def sidebar(needs_model: bool = True):
     """The shared controls: model, sentence, examples, presentation mode. In the sidebar, or in
     a row above the page in presentation mode (the sidebar is then empty, so it is not shown).
-    Call once per run, from app.py. The widget keys are the same in both places."""
+    Call once per run, from app.py. The widget keys are the same in both places. A page that
+    does not need the BERT model (needs_model=False) does not wait for it to load."""
     ss = st.session_state
     ss.setdefault("model", BUNDLED)
     ss.setdefault("text", DEFAULT_TEXT)
     if ss.model not in model_choices():
         ss.model = BUNDLED
-    with st.spinner(f"Loading the model {ss.model}…"):  # in the main area
-        get_bert(ss.model)  # cached after the first visit (serve.py starts it)
+    if needs_model:
+        with st.spinner(f"Loading the model {ss.model}…"):  # in the main area
+            get_bert(ss.model)  # cached after the first visit (serve.py starts it)
     help_text = "Type any text and press Ctrl+Enter (⌘+Enter on a Mac)."
     if presenting():
-        c1, c2, c3, c4 = st.columns([6, 3, 3, 2], vertical_alignment="bottom")
-        c1.text_area("Sentence", key="text", height=100, help=help_text)
+        c1, c2, c3, c4 = st.columns([5, 3, 3, 2], vertical_alignment="bottom")
+        c1.text_area("Sentence", key="text", height=100, help=help_text,
+                     label_visibility="collapsed", placeholder="Type a sentence…")
         c2.selectbox("Examples", list(PRESETS), index=None, key="preset",
                      placeholder="Load an example…", on_change=_pick_preset)
         c3.selectbox("Model", list(model_choices()), key="model")
-        c4.button("Leave presentation mode", on_click=_set_present, args=(False,),
+        c4.button("Leave presentation", on_click=_set_present, args=(False,),
                   key="present_leave", width="stretch")
         return
     with st.sidebar:
         st.title("headscope")
         st.selectbox("Model", list(model_choices()), key="model")
-        bert, _ = get_bert(ss.model)  # a failure is shown by the page itself
+        bert = get_bert(ss.model)[0] if needs_model else None  # a failure: the page shows it
         if bert is not None:
             c = bert.config
             st.caption(f"{c.num_hidden_layers} layers × {c.num_attention_heads} heads, "

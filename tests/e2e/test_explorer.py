@@ -56,3 +56,31 @@ def test_html_in_the_sentence_is_shown_as_text_and_never_runs(app_url, page, tok
     assert page.locator("script:text('alert(2)')").count() == 0
     assert sentence_box(page).input_value() == xss
     assert no_exception(page)
+
+
+def test_presentation_link_hides_the_sidebar_and_enlarges_the_page(app_url, page, tokens,
+                                                                  bundled, tmp_path):
+    """A link with present=1: no sidebar, larger text, a bigger grid, and the sentence box in a
+    row above the page, where typing still redraws every head; leaving brings the sidebar back."""
+    heads = bundled.config.num_attention_heads
+    page.goto(app_url + "/?layer=2")
+    wait_for_grid(page, tokens(DEFAULT_TEXT), heads)
+    normal = box_of(page, "grid")["height"]
+
+    page.goto(app_url + "/?layer=2&present=1")
+    wait_for_grid(page, tokens(DEFAULT_TEXT), heads)
+    assert page.locator('[data-testid="stSidebar"]').count() == 0
+    assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "20px"
+    assert box_of(page, "grid")["height"] > 1.2 * normal
+    box = page.locator('[data-testid="stMain"] textarea').first
+    box.click()
+    box.press("Control+a")
+    box.press_sequentially("The cat sat on the mat.")
+    box.press("Control+Enter")
+    wait_for_grid(page, tokens("The cat sat on the mat."), heads)
+    page.screenshot(path=str(tmp_path / "presentation.png"))
+    assert no_exception(page)
+
+    page.get_by_role("button", name="Leave presentation").click()
+    page.locator('[data-testid="stSidebar"] textarea').first.wait_for(timeout=30_000)
+    assert "present=1" not in page.url
