@@ -78,7 +78,9 @@ def main():
                 submit(page)
                 wait_for_grid(page, tokens, heads, timeout_ms=30_000)
                 times.append((time.perf_counter() - t_enter) * 1000)
-                server.append(clock.since(t_enter) * 1000)
+                page.wait_for_timeout(300)  # the run may finish after the grid is drawn
+                if clock.since(t_enter) is not None:
+                    server.append(clock.since(t_enter) * 1000)
                 print(f"{times[-1]:7.0f} ms  T={len(tokens):2d}  {text}", flush=True)
             if args.screenshot:
                 text = "I saw the man with a telescope."
@@ -96,7 +98,7 @@ def main():
     print(f"p50 {percentile(times, 0.5):.0f} ms   p95 {percentile(times, 0.95):.0f} ms   "
           f"min {min(times):.0f} ms   max {max(times):.0f} ms   "
           f"mean {statistics.mean(times):.0f} ms")
-    print(f"server's part (Enter -> 'script finished' received): p50 "
+    print(f"the whole rerun (Enter -> 'script finished' received, all six charts sent): p50 "
           f"{percentile(server, 0.5):.0f} ms   p95 {percentile(server, 0.95):.0f} ms")
 
 

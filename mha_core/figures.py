@@ -17,9 +17,13 @@ import unicodedata
 
 import numpy as np
 import plotly.graph_objects as go
+from plotly.colors import sequential
 from plotly.subplots import make_subplots
 
-COLORSCALE = "Blues"  # one fixed scale, 0 to 1, shared by every map so maps can be compared
+# One fixed scale, 0 to 1, shared by every map so maps can be compared: plotly.py's "Blues",
+# spelled out, since the Explorer's figures skip the validation that would spell it out (and
+# plotly.js's own "Blues" runs the other way: dark for 0)
+COLORSCALE = [[i / (len(sequential.Blues) - 1), c] for i, c in enumerate(sequential.Blues)]
 FONT = dict(size=13)
 HOVER = "%{y} → %{x}: %{z:.3f}<extra></extra>"  # query → key: weight
 # 24 distinguishable colours for token identities (focus token views); they repeat after 24

@@ -1,5 +1,5 @@
 """The Explorer's figure builders skip plotly's validation at run time (figures._figure, for
-speed): here every one of them is validated by plotly."""
+speed): here every one of them is validated by plotly, and validation changes nothing."""
 
 import json
 
@@ -33,18 +33,14 @@ BUILDERS = {
 
 
 @pytest.mark.parametrize("name", list(BUILDERS))
-def test_builder_output_passes_plotly_validation(name):
+def test_builder_output_passes_plotly_validation_unchanged(name):
+    """Validation raises nothing and changes nothing: the browser gets what a validated figure
+    would send (plotly.js reads some values differently from plotly.py, e.g. the named
+    colour scale "Blues", which validation spells out and plotly.js reverses)."""
     fig = BUILDERS[name]()
     raw = json.loads(pio.to_json(fig, validate=False))
     checked = go.Figure(fig.to_dict())  # validates: raises on any invalid property or value
-    valid = json.loads(pio.to_json(checked))
-    # validation only spells things out (a colour scale's name as its colours): the numbers
-    # and labels drawn are the same
-    for a, b in zip(raw["data"], valid["data"]):
-        for key in ("type", "x", "y", "z", "text", "customdata", "hovertemplate", "name"):
-            assert a.get(key) == b.get(key), key
-    for key in ("height", "margin", "annotations", "shapes"):
-        assert raw["layout"].get(key) == valid["layout"].get(key), key
+    assert json.loads(pio.to_json(checked)) == raw
 
 
 def test_unvalidated_is_really_unvalidated():
