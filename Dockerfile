@@ -15,4 +15,5 @@ RUN useradd --create-home headscope
 USER headscope
 EXPOSE 8501
 HEALTHCHECK CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health')"
-CMD ["streamlit", "run", "app.py", "--server.port=8501", "--server.address=0.0.0.0"]
+# serve.py is `streamlit run app.py` with the bundled model loading while the server starts
+CMD ["python", "serve.py", "--server.port=8501", "--server.address=0.0.0.0"]
