@@ -72,6 +72,22 @@ def test_importance_chunks_give_the_same_numbers(tiny):
     whole = an._batched_last_hidden(tiny, enc, masks)
     chunked = an._batched_last_hidden(tiny, enc, masks, max_tokens=len(enc.tokens) * 2)
     torch.testing.assert_close(whole, chunked)
+    one_by_one = an._batched_last_hidden(tiny, enc, masks, max_map_bytes=1)  # by map bytes
+    torch.testing.assert_close(whole, one_by_one)
+    for m, last in zip(masks, whole):  # against the plain forward that keeps every map
+        full = tiny.model(enc.input_ids[None], token_type_ids=enc.token_type_ids[None],
+                          head_mask=m)
+        torch.testing.assert_close(last, full.last_hidden_state[0])
+
+
+def test_forward_without_maps_keeps_none_and_changes_nothing(tiny):
+    enc = tiny.encode(TEXT)
+    ids = enc.input_ids[None]  # (1, T)
+    full = tiny.model(ids)
+    bare = tiny.model(ids, output_attentions=False)
+    assert bare.attentions == () and len(full.attentions) == tiny.config.num_hidden_layers
+    for a, b in zip(full.hidden_states, bare.hidden_states):
+        assert torch.equal(a, b)
 
 
 def test_two_threads_one_ablating_one_intact(bundled):

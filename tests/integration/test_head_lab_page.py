@@ -81,3 +81,19 @@ def test_importance_and_curve_cover_every_head(bundled):
 def test_empty_text_gives_a_message(bundled):
     at = run_page("  ")
     assert not at.exception and any("Type a sentence" in i.value for i in at.info)
+
+
+def test_long_text_is_ranked_on_request(bundled):
+    """Over 64 tokens the ranking (2 L H + 2 forward passes) waits for its button; switching
+    single heads off works at once."""
+    text = " ".join(["the cat sat on the mat"] * 14) + "."
+    T = len(bundled.encode(text).tokens)  # 87
+    at = run_page(text)
+    assert not at.exception and chart(at, "importance") is None
+    assert chart(at, "token_change") is not None
+    (button,) = [b for b in at.button if b.key == "rank"]
+    assert T > 64 and f"146 forward passes of {T} tokens" in button.label  # 2 * 6 * 12 + 2
+    button.click().run()
+    assert not at.exception
+    imp = array(chart(at, "importance")["data"][0]["z"])
+    np.testing.assert_allclose(imp, an.head_importance(bundled, text), atol=1e-5)
