@@ -49,20 +49,6 @@ def test_a_present_link_opens_any_page_in_presentation_mode(bundled, page):
     assert at.button(key="present_leave")
 
 
-@pytest.fixture
-def spy_loader(monkeypatch):
-    import mha_core.api
-
-    asked, real = [], mha_core.api.load_bert
-
-    def load(source=None):
-        asked.append(source)
-        return real(source)
-
-    monkeypatch.setattr(mha_core.api, "load_bert", load)
-    return asked
-
-
 def test_training_lab_does_not_wait_for_the_bert_model(tmp_path, monkeypatch, spy_loader):
     path = save_tiny_bert(tmp_path / "only-for-this-test")
     monkeypatch.setenv("HEADSCOPE_MODELS", f"frame-test={path}")

@@ -186,21 +186,6 @@ def test_two_readings_hostile_pair(sessions):
     assert at.get("plotly_chart") and not at.warning
 
 
-@pytest.fixture
-def spy_loader(monkeypatch):
-    """Every source the app asks the loader for."""
-    import mha_core.api
-
-    asked, real = [], mha_core.api.load_bert
-
-    def load(source=None):
-        asked.append(source)
-        return real(source)
-
-    monkeypatch.setattr(mha_core.api, "load_bert", load)
-    return asked
-
-
 @pytest.mark.parametrize("page", ["explorer", "all_heads", "head_lab", "training_lab"])
 def test_nonsense_links_on_every_page(bundled, tmp_path, spy_loader, page):
     """A link's model must be one the server offers: a real checkpoint directory named in the
