@@ -11,20 +11,22 @@ to the page, which shows it when it asks for the model.
 
 import sys
 import threading
+import traceback
+
+from streamlit.web import cli
+
+from pages import common  # imported here, before the thread: never two threads importing at once
 
 
 def warm():
-    from pages import common
-
     try:
         common.warm_up()
-    except Exception:  # the page reports a broken model when it asks for it
-        pass
+    except Exception:  # the page shows a broken model's error when it asks for it
+        print("headscope: warming up the bundled model failed:", file=sys.stderr)
+        traceback.print_exc()
 
 
 if __name__ == "__main__":
     threading.Thread(target=warm, name="headscope-warm-up", daemon=True).start()
-    from streamlit.web import cli
-
     sys.argv = ["streamlit", "run", "app.py", *sys.argv[1:]]
     sys.exit(cli.main())

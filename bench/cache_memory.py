@@ -64,7 +64,7 @@ def main():
 
     budget = config.get_option("server.maxCacheDataSize")
     print(f"st.cache_data budget (server.maxCacheDataSize): {budget}; per function: "
-          f"{common.CACHE_ENTRIES} entries, {common.CACHE_MB} MB, {common.CACHE_TTL} s")
+          f"{common.CACHE_ENTRIES} entries, {common.CACHE_BUDGET}, {common.CACHE_TTL} s")
     print(f"{'sentences':>9} {'RSS MB':>8} {'cached MB':>10} {'s/sentence':>11}")
     rng, t0 = random.Random(0), time.perf_counter()
     with frame_mode():

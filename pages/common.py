@@ -8,6 +8,7 @@ change it. Results (st.cache_data) are copied for each caller.
 import os
 
 import streamlit as st
+from streamlit import config
 from streamlit.runtime.pages_manager import PagesManager
 
 from mha_core import figures
@@ -38,12 +39,15 @@ URL_TEXT_MAX = 2_000  # a longer sentence is left out of the link (browsers cap 
 VIEW_PARAMS = ("layer", "head", "focus")  # query parameters a page reads from pending_params()
 
 # Cache bounds (README, "Deploying"): memory stops growing with the number of distinct sentences.
-# Every st.cache_data cache keeps at most CACHE_ENTRIES results and CACHE_MB of them (pickled:
-# a whole-model result of a 512-token text on the bundled model is ~87 MB, of a 12-token
-# sentence ~0.1 MB; a single bigger one is kept alone), each for CACHE_TTL seconds.
+# Every st.cache_data cache keeps at most CACHE_ENTRIES results for CACHE_TTL seconds, and all
+# of them together at most server.maxCacheDataSize pickled bytes (.streamlit/config.toml; the
+# least recently used go first). A whole-model result of a 512-token text is ~87 MB on the
+# bundled model, of a 12-token sentence ~0.1 MB: a cap per function smaller than a few long
+# texts would keep such a result alone and throw out every other session's. So each function's
+# cap is that same budget, which also bounds it where the config file is not read.
 CACHE_ENTRIES = max(1, int(os.environ.get("HEADSCOPE_CACHE_ENTRIES", "64")))
-CACHE_MB = max(1, int(os.environ.get("HEADSCOPE_CACHE_MB", "64")))
 CACHE_TTL = max(1, int(os.environ.get("HEADSCOPE_CACHE_TTL", "1800")))
+CACHE_BUDGET = config.get_option("server.maxCacheDataSize") or "256mb"
 
 
 TORCH_THREADS = max(1, int(os.environ.get("HEADSCOPE_TORCH_THREADS", "1")))
@@ -57,8 +61,9 @@ PROJECTOR_SCALE = 1.35
 
 
 def bounded(entries: int | None = None) -> dict:
-    """st.cache_data's bounds: at most `entries` results, CACHE_MB pickled, CACHE_TTL seconds."""
-    return dict(max_entries=entries or CACHE_ENTRIES, max_size=f"{CACHE_MB}MB", ttl=CACHE_TTL)
+    """st.cache_data's bounds: at most `entries` results and CACHE_BUDGET pickled bytes, each
+    for CACHE_TTL seconds."""
+    return dict(max_entries=entries or CACHE_ENTRIES, max_size=CACHE_BUDGET, ttl=CACHE_TTL)
 
 
 def model_choices() -> dict:

@@ -71,9 +71,10 @@ def resolve_focus(raw: str, labels) -> int | None:
     lowered = [x.lower() for x in labels]
     if raw.lower() in lowered:
         return lowered.index(raw.lower())
-    if raw.startswith("#") and raw[1:].isascii() and raw[1:].isdigit() \
-            and int(raw[1:]) < len(labels):
-        return int(raw[1:])
+    digits = raw[1:]
+    if raw.startswith("#") and digits.isascii() and digits.isdigit() and len(digits) <= 6 \
+            and int(digits) < len(labels):
+        return int(digits)
     return None
 
 
