@@ -86,6 +86,16 @@ def typed_special(enc: Encoded, tokenizer, text: str, text_pair: str | None = No
                    if not s and t in specials and seq is not None and source[seq][a:b] == t})
 
 
+def first_tokens(text: str, enc: Encoded, n: int) -> str:
+    """The start of `text` that tokenises to at most n tokens, [CLS] and [SEP] included (cut at
+    the end of the (n-2)-th word piece); the text itself when it is that short already."""
+    if len(enc.tokens) <= n:
+        return text
+    last = max(b for seq, (_, b) in zip(enc.sequence_ids[1:n - 1], enc.offsets[1:n - 1])
+               if seq == 0)
+    return text[:last]
+
+
 def word_groups(enc: Encoded, text: str, text_pair: str | None = None):
     """Group subword pieces into words. Returns (labels, groups): G labels taken from the original
     text (special tokens keep their own name), and G lists of token indices."""

@@ -11,6 +11,9 @@ from pages import common
 common.leave_legacy_pages_mode()
 
 MAX_LINES = 200
+# Each corpus line is cut to this many tokens: Clark et al. 2019 profiled heads on segments of
+# at most 128 tokens, and 200 lines of 512 would hold the server's core for a minute
+CORPUS_TOKENS = 128
 
 
 @st.cache_data(**common.bounded(), show_spinner=False)
@@ -26,10 +29,13 @@ def sentence_view(name: str, text: str) -> dict:
 
 @st.cache_data(**common.bounded(2048), show_spinner=False)
 def sentence_metrics(name: str, text: str) -> dict:
+    """One corpus line's head metrics, on its first CORPUS_TOKENS tokens."""
+    from mha_core.text import first_tokens
+
     bert, err = common.get_bert(name)
     if err:
         raise RuntimeError(err)
-    return an.result_metrics(bert.attend(text))
+    return an.result_metrics(bert.attend(first_tokens(text, bert.encode(text), CORPUS_TOKENS)))
 
 
 def short(labels) -> np.ndarray:
@@ -65,7 +71,9 @@ def sentence_section(name: str, text: str):
                          prompt="Type a sentence in the sidebar to see every head at "
                                 "work.") is None:
         return
-    view = common.computed_or_stop(sentence_view, name, text)
+    view = common.computed_or_none(sentence_view, name, text)
+    if view is None:
+        return
     tokens, L, H = view["tokens"], *view["labels"].shape
 
     st.subheader("The atlas")
@@ -126,7 +134,9 @@ sentence_section(name, text)
 
 st.subheader("Corpus mode")
 st.caption("One sentence is an anecdote. Average the metrics over many sentences to get each "
-           "head's profile; the labels then come from the averaged metrics.")
+           "head's profile; the labels then come from the averaged metrics. Each line counts "
+           f"with its first {CORPUS_TOKENS} tokens, as in Clark et al. 2019's 128-token "
+           "segments.")
 source = st.radio("Sentences", ["The presets", "My own lines"], horizontal=True,
                   key="corpus_source")
 if source == "The presets":

@@ -180,13 +180,21 @@ def check_text(name: str, text: str, prompt: str, what: str = "This text",
     return facts
 
 
-def computed_or_stop(fn, *args):
-    """fn(*args), or a message and the page stopped when the model fails on this input."""
+def computed_or_none(fn, *args):
+    """fn(*args), or None and a message when the model fails on this input."""
     try:
         return fn(*args)
     except Exception as e:  # a tokenizer or model failure on odd input: never a traceback
         st.error(f"The model could not read this text ({type(e).__name__}).", icon="🚫")
+        return None
+
+
+def computed_or_stop(fn, *args):
+    """fn(*args), or a message and the page stopped when the model fails on this input."""
+    out = computed_or_none(fn, *args)
+    if out is None:
         st.stop()
+    return out
 
 
 def md_text(s: str) -> str:

@@ -40,20 +40,23 @@ def ablation_view(name: str, text: str, mask: tuple) -> dict:
                 map_change=an.map_change(intact.attentions, ablated.attentions))
 
 
-def ranking_ready(name: str, text: str, n_tokens: int, runs: int, key: str) -> bool:
-    """The ranking runs at once on short text; on longer text it waits for a button, since it
-    is `runs` forward passes of the whole text (seconds at a few hundred tokens)."""
-    ss = st.session_state
-    if n_tokens <= RANK_AUTO_TOKENS or ss.get("lab_ranked") == (name, text):
-        return True
-    if st.button(f"Rank the heads ({runs} forward passes of {n_tokens} tokens)", key=key):
-        ss.lab_ranked = (name, text)
-        return True
-    st.caption(f"Texts of more than {RANK_AUTO_TOKENS} tokens are ranked on request.")
-    return False
+def ranking(name: str, text: str, n_tokens: int) -> str:
+    """"ready", "ask" (a button first) or "too long". The ranking is 2·L·H + 2 forward passes
+    of the whole text: it runs at once on short text, on request up to RANK_MAX_TOKENS, and
+    not beyond, where it would hold the server's one core for a minute."""
+    if n_tokens > RANK_MAX_TOKENS:
+        return "too long"
+    if n_tokens <= RANK_AUTO_TOKENS or st.session_state.get("lab_ranked") == (name, text):
+        return "ready"
+    return "ask"
 
 
-RANK_AUTO_TOKENS = 64  # longer texts are ranked on request (ranking_ready)
+def rank_now(name: str, text: str):
+    st.session_state.lab_ranked = (name, text)
+
+
+RANK_AUTO_TOKENS = 64  # longer texts are ranked on request (ranking)
+RANK_MAX_TOKENS = 256  # and longer ones not at all
 MAX_PAIR_TOKENS = 128  # the intact/ablated pair of maps shows at most this many tokens
 
 
@@ -70,6 +73,9 @@ if facts is None:
     st.stop()
 L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
 runs = 2 * L * H + 2  # the importance ranking and the pruning curve
+rank = ranking(name, text, facts["n_tokens"])
+why_not = {"ask": "press **Rank the heads** below first",
+           "too long": f"it is offered for texts of up to {RANK_MAX_TOKENS} tokens"}
 intact = common.computed_or_stop(common.attend, name, text)
 tokens = intact.tokens
 st.caption("Switching a head off sets its attention weights to zero for this one run (a head "
@@ -93,8 +99,10 @@ elif how == "Whole layers":
 else:
     k = st.slider("Heads kept in each layer (the most important on this sentence)", 0, H, H,
                   key="lab_k")
-    if ranking_ready(name, text, facts["n_tokens"], runs, key="rank_top_k"):
+    if rank == "ready":
         mask = an.top_k_mask(importance_view(name, text)["importance"], k)
+    else:  # the mask stays all ones until the heads are ranked
+        st.info(f"Keeping the top k needs the ranking of the heads: {why_not[rank]}.")
 
 view = ablation_view(name, text, tuple(map(tuple, mask.tolist())))
 n_off = int((mask == 0).sum())
@@ -133,7 +141,14 @@ st.caption("Each head is switched off alone and the final layer is compared with
            "heads can go with little change; the curve shows how many can go here, removing "
            "the least important first. This measures one sentence's hidden states, not a "
            "task's accuracy.")
-if not ranking_ready(name, text, facts["n_tokens"], runs, key="rank"):
+if rank == "ask":
+    st.button(f"Rank the heads ({runs} forward passes of {facts['n_tokens']} tokens)",
+              key="rank", on_click=rank_now, args=(name, text))
+    st.caption(f"Texts of more than {RANK_AUTO_TOKENS} tokens are ranked on request.")
+    st.stop()
+if rank == "too long":
+    st.info(f"This text has {facts['n_tokens']} tokens. The ranking switches off each head "
+            f"in turn ({runs} forward passes of the whole text), and {why_not[rank]}.")
     st.stop()
 imp_view = importance_view(name, text)
 imp = imp_view["importance"]

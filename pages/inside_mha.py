@@ -32,14 +32,6 @@ def forward_times(d_model: int, n_heads: int, T: int, B: int) -> dict:
             for d in lab.DESIGNS}
 
 
-@st.cache_data(max_entries=256, show_spinner=False)
-def real_params(d_model: int, n_heads: int) -> dict:
-    """sum(p.numel()) of the real module of each design (built once per size: at d_model 1024
-    and 16 heads the "full" design alone has 67M parameters)."""
-    return {k: sum(p.numel() for p in lab.cost_module(k, d_model, n_heads).parameters())
-            for k in lab.DESIGNS}
-
-
 def fmt_int(n) -> str:
     for unit, size in (("G", 1e9), ("M", 1e6), ("k", 1e3)):
         if n >= size:
@@ -195,7 +187,7 @@ with cost_tab:
                    "exist. Choose another h.")
     else:
         costs = [lab.attention_cost(k, d, h, T, B) for k in lab.DESIGNS]
-        real = list(real_params(d, h).values())
+        real = [lab.module_params(k, d, h) for k in lab.DESIGNS]
         names = [f"{c.heads} × {c.d_head}" for c in costs]
         rows = []
         for name, c, r in zip(lab.DESIGNS.values(), costs, real):

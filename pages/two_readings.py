@@ -3,6 +3,7 @@
 import numpy as np
 import pandas as pd
 import streamlit as st
+import torch
 
 from mha_core import analysis as an
 from mha_core import figures as fg
@@ -25,10 +26,8 @@ def readings(name: str, a: str, b: str) -> dict:
     out = {}
     for side, text in (("a", a), ("b", b)):
         res = common.attend(name, text)
-        labels, groups = res.words()
-        special = [all(res.special[t] for t in g) for g in groups]  # [CLS], [SEP]
-        out[side] = dict(labels=labels, special=special,
-                         maps=res.word_level(res.attentions).numpy())  # (L, H, G, G)
+        maps, labels, special = an.explorer_view(res.attentions, res, word_level=True)
+        out[side] = dict(labels=labels, special=special, maps=maps.numpy())  # (L, H, G, G)
     return out
 
 
@@ -101,9 +100,10 @@ st.caption("Difference = total variation between where the focus word's attentio
 
 # where the focus word looks in each sentence: the top word of every head
 left, right = st.columns(2)
-for col, side, rows, g in ((left, "A", rows_a, ga), (right, "B", rows_b, gb)):
+for col, side, g in ((left, "A", ga), (right, "B", gb)):
     v = view[side.lower()]
-    common.plot(col, fg.focus_grid(rows.argmax(-1), rows.max(-1), v["labels"], v["special"],
+    top, weight, _ = an.focus_targets(torch.as_tensor(v["maps"]), g)  # (L, H) each
+    common.plot(col, fg.focus_grid(top.numpy(), weight.numpy(), v["labels"], v["special"],
                                    v["labels"][g], title=f"Sentence {side}"),
                      key=f"tr_focus_{side}", config={"displayModeBar": False})
 

@@ -133,3 +133,15 @@ def test_empty_and_long_text(bundled):
     assert not at.exception
     assert any("has 702 tokens, more than this model's limit of 512" in w.value
                for w in at.warning)
+
+
+@pytest.mark.parametrize("text", ["word " * 300, "unbelievably " * 100, "short one"])
+def test_corpus_lines_are_cut_to_128_tokens(bundled, text):
+    from mha_core.text import first_tokens
+
+    full = bundled.encode(text)
+    cut = first_tokens(text, full, 128)
+    assert text.startswith(cut)
+    tokens = bundled.encode(cut).tokens
+    assert len(tokens) == min(128, len(full.tokens))
+    assert tokens[:-1] == full.tokens[:len(tokens) - 1]  # the same pieces, then [SEP]

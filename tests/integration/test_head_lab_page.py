@@ -97,3 +97,19 @@ def test_long_text_is_ranked_on_request(bundled):
     assert not at.exception
     imp = array(chart(at, "importance")["data"][0]["z"])
     np.testing.assert_allclose(imp, an.head_importance(bundled, text), atol=1e-5)
+
+
+def test_top_k_waits_for_the_ranking_and_very_long_text_is_not_ranked(bundled):
+    text = " ".join(["the cat sat on the mat"] * 14) + "."  # 87 tokens: ranked on request
+    at = run_page(text)
+    at.radio(key="lab_how").set_value("Keep only the top k per layer").run()
+    at.slider(key="lab_k").set_value(2).run()
+    assert heads_off(at) == "0 of 72"  # no ranking yet, so no mask
+    assert any("press **Rank the heads** below first" in i.value for i in at.info)
+    [b for b in at.button if b.key == "rank"][0].click().run()
+    assert not at.exception and heads_off(at) == "60 of 72"  # 2 kept in each of 6 layers
+
+    long = run_page("word " * 300)  # 302 tokens
+    assert not long.exception and chart(long, "importance") is None
+    assert not [b for b in long.button if b.key == "rank"]
+    assert any("offered for texts of up to 256 tokens" in i.value for i in long.info)

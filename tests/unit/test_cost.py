@@ -25,6 +25,7 @@ def test_design_cost_matches_the_real_module(design, d, h):
     module = lab.cost_module(design, d, h)
     cost = lab.attention_cost(design, d, h, T, B)
     assert cost.params == sum(p.numel() for p in module.parameters())
+    assert lab.module_params(design, d, h) == cost.params  # the page's count (meta device)
     flops, (_, probs) = counted_flops(module, torch.randn(B, T, d))
     assert cost.flops == flops
     assert cost.map_bytes == probs.numel() * probs.element_size()

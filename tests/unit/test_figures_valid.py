@@ -29,6 +29,8 @@ BUILDERS = {
                                              np.full((2, 6), 0.5), LABELS, SPECIAL, "with",
                                              title="A"),
     "focus_bars": lambda: figures.focus_bars(maps(12, 6), LABELS, SPECIAL, "saw", layer=1),
+    "projector": lambda: figures.for_projector(figures.head_grid(
+        maps(12, 6, 6), LABELS, [f"head {h + 1}" for h in range(12)], selected=4), 1.35),
 }
 
 
