@@ -16,6 +16,7 @@ from tests.integration.frame import frame_mode, messages, open_app, shown_page, 
 GUIDE = (ROOT / "docs" / "teaching.md").read_text()
 LINKS = re.findall(r"\]\((http://localhost:8501[^)\s]*)\)", GUIDE)
 TELESCOPE = "I saw the man with a telescope."
+NUMBER_WORDS = {3: "three", 4: "four", 5: "five", 6: "six", 7: "seven"}
 
 
 def in_guide(phrase: str):
@@ -95,3 +96,28 @@ def test_the_head_lab_numbers(bundled):
     top6 = np.argsort(-imp.ravel())[:6] // imp.shape[1]  # their layers, from 0
     assert set(top6.tolist()) == {5}
     in_guide("**The six heads that matter most are all in layer 6.**")
+
+
+def test_the_other_heads_of_layer_2(bundled):
+    res = bundled.attend(TELESCOPE)
+    rows = res.attentions[1, :, res.tokens.index("with")]  # (H, T): layer 2
+    targets = [res.tokens[int(t)] for t in rows.argmax(-1)]  # head h + 1's top target
+    assert targets[6] == "saw"
+    assert {t for h, t in enumerate(targets) if h + 1 not in (3, 7, 10)} == \
+        {"telescope", "a", "[CLS]"}
+    in_guide("**Head 7 also picks “saw”; the other heads of layer 2 send it to “telescope”, "
+             "“a” or [CLS]**")
+    in_guide(f"{NUMBER_WORDS[len(set(targets))]} different targets in twelve heads")
+
+
+def test_the_shapes_of_one_real_layer(bundled):
+    res = bundled.attend(TELESCOPE)
+    T = len(res.tokens)
+    steps = lab.real_steps(bundled.model.layers[0].attn, res.hidden_states[0], 0, 1)
+    shapes = {stage: shape for stage, shape, _ in steps.shapes}
+    assert shapes["input x"] == (1, T, 384)
+    assert shapes["after the split into heads"] == (1, 12, T, 32)
+    assert shapes["scores Q Kᵀ / √d_k"] == (1, 12, T, T)
+    assert shapes["after the merge"] == (1, T, 384)
+    in_guide("**(1, T, 384), then split into 12 heads of (1, 12, T, 32), the (1, 12, T, T) "
+             "scores, and merged back to (1, T, 384)**")
