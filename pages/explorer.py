@@ -17,11 +17,11 @@ PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "
 
 @st.cache_data(max_entries=8, show_spinner=False)
 def default_layer(name: str) -> int:
-    """The layer whose heads disagree most over the preset sentences (head_divergence: entropy
-    of the heads' mean map minus the heads' mean entropy). Fixed per model, so the view does not
-    jump while the class types. On the bundled model it is layer 1 in every preset (0.43 nats
-    on average, layer 0 is next with 0.38): twelve sharp heads pointing at different tokens,
-    while the layer's single head puts ~100% on [CLS]."""
+    """The index (from 0) of the layer whose heads disagree most over the preset sentences
+    (head_divergence: entropy of the heads' mean map minus the heads' mean entropy). Fixed per
+    model, so the view does not jump while the class types. On the bundled model it is index 1,
+    shown as layer 2, in every preset (0.43 nats on average; layer 1 is next with 0.38): sharp
+    heads pointing at different tokens, while the layer's single head puts ~100% on [CLS]."""
     import torch
 
     try:
