@@ -33,8 +33,6 @@ PALETTE = ("#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #bcbd22 #17b
            "#a1d99b #ce6dbd #8ca252 #843c39").split()
 SPECIAL_COLOR = "#c8c8c8"  # [CLS]/[SEP]: neutral, so heads that point at words stand out
 ZWSP = "\u200b"
-TILE_MARK = "\u2060"  # word joiner: the same token in another tile of one axis (head_grid)
-GAP_MARK = "\u200c"  # zero-width non-joiner: the names of empty gap categories (head_grid)
 
 
 def visible(s: str) -> str:
@@ -70,11 +68,8 @@ def axis_labels(labels) -> list:
 
 
 def plain_label(axis_label: str) -> str:
-    """The inverse of axis_labels for one label (what a reader sees); also drops head_grid's
-    tile marks. (visible() shows these characters typed in a token as <U+...>.)"""
-    for mark in (ZWSP, TILE_MARK, GAP_MARK):
-        axis_label = axis_label.replace(mark, "")
-    return html.unescape(axis_label)
+    """The inverse of axis_labels for one label (what a reader sees)."""
+    return html.unescape(axis_label.replace(ZWSP, ""))
 
 
 def _heatmap_trace(z, ticks, hover=HOVER, axes=("x", "y"), **kw) -> dict:
@@ -143,16 +138,19 @@ def _title(text, size=16) -> dict:
     return dict(text=text, x=0.5, xanchor="center", font=dict(size=size))
 
 
-def heatmap(z, labels, title="", height=420, zmax=1.0, hover=HOVER, show_scale=True):
+def heatmap(z, labels, title="", height=420, zmax=1.0, hover=HOVER, show_scale=True,
+            zoom=True):
     """One attention map (T, T) with token labels on both axes, queries as rows (top to bottom),
-    keys as columns, a fixed 0..zmax colour scale and "query → key: weight" on hover."""
+    keys as columns, a fixed 0..zmax colour scale and "query → key: weight" on hover.
+    zoom=False fixes the axes (no zoom or pan; fewer drag handles for the browser to draw)."""
     ticks = axis_labels(labels)
     room = _label_room(ticks, 12)
+    fixed = dict(fixedrange=not zoom)
     layout = dict(
         title=_title(title), height=height, margin=dict(l=room, r=10, t=50, b=room),
         font=FONT, coloraxis=_coloraxis(zmax, show=show_scale),
-        xaxis=dict(type="category", tickangle=-90, **_ticks(ticks)),
-        yaxis=dict(type="category", autorange="reversed", **_ticks(ticks)))
+        xaxis=dict(type="category", tickangle=-90, **fixed, **_ticks(ticks)),
+        yaxis=dict(type="category", autorange="reversed", **fixed, **_ticks(ticks)))
     return _figure([_heatmap_trace(z, ticks, hover)], layout)
 
 
@@ -160,52 +158,51 @@ def head_grid(maps, labels, titles, cols=3, height=None, selected=None, zmax=1.0
     """Every head of one layer in one figure: (H, T, T) maps tiled `cols` to a row, one colour
     scale for all. titles: H strings. selected: a head index to outline, or None.
 
-    Each head is its own heatmap trace (z = its map, x and y = the tokens), and every tile sits
-    on ONE pair of category axes: the same token in another tile column or row is told apart by
-    invisible word joiners, and unnamed gap categories keep the tiles apart. One pair of axes
-    instead of 2H is most of what a rerun costs the browser (chromium: 0.48 -> 0.19 s of CPU
-    for the grid and the two maps beside it). Keys are labelled under the bottom row of tiles,
-    queries left of the first column."""
+    Each head is its own heatmap trace. The tiles of one column share one x axis and the tiles
+    of one row one y axis (cols + rows axes, not 2H), and the axes are fixed (no zoom: the
+    enlarged head is for a closer look). Plotly draws zoom and pan handles for every tile of
+    zoomable axes; without them a rerun costs the browser far less (Enter -> grid drawn, p50
+    430 -> 307 ms). Keys are labelled under the bottom row of tiles, queries left of the
+    first column. (One pair of category axes for every tile drew the same but broke plotly's
+    hover, which then read another head's weight.)"""
     maps = np.asarray(maps, dtype=np.float32)
-    H, T = maps.shape[0], maps.shape[-1]
+    H = maps.shape[0]
     rows = -(-H // cols)
     ticks = axis_labels(labels)
-    gx, gy = max(1, round(T * 0.1)), max(1, -(-T * 3 // 20))  # gaps: between tiles, for titles
-    tile_x = [[t + TILE_MARK * c for t in ticks] for c in range(cols)]  # (cols, T) names
-    tile_y = [[t + TILE_MARK * r for t in ticks] for r in range(rows)]  # (rows, T)
-    xs, ys = [], []  # every category in order: tiles and gaps (GAP_MARK names)
-    for c in range(cols):
-        xs += tile_x[c] + ([GAP_MARK * (c * gx + k + 1) for k in range(gx)] if c < cols - 1
-                           else [])
-    for r in range(rows):
-        ys += [GAP_MARK * (r * gy + k + 1) for k in range(gy)] + tile_y[r]
-    size = 10 if T <= 16 else 8
-    room = _label_room(ticks, size)
-    shown = dict(tickmode="array", tickvals=[x for x in xs if x[0] != GAP_MARK])
-    axis = dict(type="category", categoryorder="array", showgrid=False, ticks="",
-                zeroline=False, tickfont=dict(size=size))
+    hs, vs = 0.03, 0.2 / rows  # gaps between tiles, as fractions of the plotting area
+    w, h = (1 - (cols - 1) * hs) / cols, (1 - (rows - 1) * vs) / rows
+    size = 10 if len(ticks) <= 16 else 8
+    tick, room = _ticks(ticks, size=size), _label_room(ticks, size)
+    axis = dict(type="category", showgrid=False, ticks="", fixedrange=True, **tick)
+    layout = dict(height=height or 140 * rows + 60 + room,
+                  margin=dict(l=room, r=10, t=30, b=room),
+                  coloraxis=_coloraxis(zmax), font=FONT, showlegend=False)
+
+    def name(i: int) -> str:  # the i-th axis (from 0) is "x", "x2", ... in plotly
+        return "" if i == 0 else str(i + 1)
+
+    for c in range(cols):  # keys: one x axis per column of tiles, labelled under the bottom row
+        x0 = c * (w + hs)
+        layout[f"xaxis{name(c)}"] = dict(domain=[x0, min(x0 + w, 1)], anchor=f"y{rows}",
+                                         tickangle=-90, **axis)
+    for r in range(rows):  # queries: one y axis per row of tiles, labelled left of the first
+        y1 = 1 - r * (h + vs)
+        layout[f"yaxis{name(r)}"] = dict(domain=[max(y1 - h, 0), y1], anchor="x",
+                                         autorange="reversed", **axis)
     data, annotations = [], []
     for i in range(H):
         r, c = divmod(i, cols)
-        data.append(dict(type="heatmap", z=maps[i], x=tile_x[c], y=tile_y[r],
-                         coloraxis="coloraxis", hovertemplate=HOVER, name=f"head {i + 1}"))
-        annotations.append(dict(text=titles[i], x=c * (T + gx) + (T - 1) / 2,
-                                y=r * (gy + T) + gy - 0.5, xref="x", yref="y", xanchor="center",
-                                yanchor="bottom", showarrow=False, font=dict(size=13)))
-    layout = dict(
-        height=height or 140 * rows + 60 + room, margin=dict(l=room, r=10, t=10, b=room),
-        coloraxis=_coloraxis(zmax), font=FONT, showlegend=False, annotations=annotations,
-        plot_bgcolor="white",
-        xaxis=dict(categoryarray=xs, tickangle=-90, **axis, **(shown if T <= 48 else {})),
-        yaxis=dict(categoryarray=ys, autorange="reversed", **axis,
-                   **(dict(tickmode="array", tickvals=[y for t in tile_y for y in t])
-                      if T <= 48 else {})))
+        data.append(_heatmap_trace(maps[i], ticks, axes=(f"x{name(c)}", f"y{name(r)}"),
+                                   name=f"head {i + 1}"))
+        annotations.append(dict(text=titles[i], x=c * (w + hs) + w / 2, y=1 - r * (h + vs),
+                                xref="paper", yref="paper", xanchor="center", yanchor="bottom",
+                                showarrow=False, font=dict(size=13)))
+    layout["annotations"] = annotations
     if selected is not None and 0 <= selected < H:
         r, c = divmod(selected, cols)
-        x0, y0 = c * (T + gx) - 0.5, r * (gy + T) + gy - 0.5
-        layout["shapes"] = [dict(type="rect", xref="x", yref="y", x0=x0 - 0.15, x1=x0 + T + 0.15,
-                                 y0=y0 - 0.15, y1=y0 + T + 0.15,
-                                 line=dict(color="#d62728", width=3))]
+        layout["shapes"] = [dict(type="rect", xref=f"x{name(c)} domain",
+                                 yref=f"y{name(r)} domain", x0=-0.02, x1=1.02, y0=-0.02,
+                                 y1=1.02, line=dict(color="#d62728", width=3))]
     return _figure(data, layout)
 
 
@@ -245,7 +242,8 @@ def focus_grid(top, weight, labels, special, focus_label, height=None, title=Non
         title=_title(f"{_esc(title) + ': ' if title else ''}Top key of “{focus}” in every head"),
         font=FONT,
         height=height or 90 + 36 * L, margin=dict(l=40, r=10, t=50, b=30),
-        xaxis=dict(type="category"), yaxis=dict(autorange="reversed", type="category"))
+        xaxis=dict(type="category", fixedrange=True),
+        yaxis=dict(autorange="reversed", type="category", fixedrange=True))
     return _figure([trace], layout)
 
 
@@ -269,7 +267,8 @@ def focus_bars(rows, labels, special, focus_label, layer, min_weight=0.05, heigh
     layout = dict(
         barmode="stack", height=height, font=FONT, margin=dict(l=60, r=10, t=50, b=30),
         title=_title(f"Layer {layer + 1}: where “{clean_label(focus_label)}” attends, per head"),
-        yaxis=dict(range=[0, 1], title=dict(text="weight")),
+        xaxis=dict(fixedrange=True), yaxis=dict(range=[0, 1], title=dict(text="weight"),
+                                                fixedrange=True),
         legend=dict(title=dict(text="key"), traceorder="normal"))
     return _figure(data, layout)
 

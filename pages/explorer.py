@@ -148,10 +148,10 @@ left, right = st.columns([3, 2], gap="small")
 titles = [f"head {h + 1} · {v['h_heads'][h]:.2f} nats" for h in range(H)]
 common.plot(left, figures.head_grid(v["heads"], labels, titles, selected=head),
                   config=PLOT_CONFIG, theme=None, key="grid")
-common.plot(right, figures.heatmap(v["single"], labels, height=270, show_scale=False,
+common.plot(right, figures.heatmap(v["single"], labels, height=270, show_scale=False, zoom=False,
                                    title=f"single head (width {D}) · {v['h_single']:.2f} nats"),
                    config=PLOT_CONFIG, theme=None, key="single")
-common.plot(right, figures.heatmap(v["mean"], labels, height=270, show_scale=False,
+common.plot(right, figures.heatmap(v["mean"], labels, height=270, show_scale=False, zoom=False,
                                    title=f"mean of the {H} heads · {v['h_mean']:.2f} nats"),
                    config=PLOT_CONFIG, theme=None, key="mean")
 right.caption(

@@ -8,8 +8,8 @@ wait for load events: we wait until the charts themselves show the new sentence'
 GRID_SHOWS = """([tokens, heads]) => {
   const gd = document.querySelector('.st-key-grid .js-plotly-plot');
   if (!gd || !gd.data || gd.data.length !== heads) return false;
-  // zero-width marks: repeats (u200b) and the tile a label belongs to (u2060), see figures.py
-  const bare = s => String(s).replace(/[\\u200b\\u200c\\u2060]/g, '');
+  // zero-width spaces tell repeated tokens apart (figures.axis_labels)
+  const bare = s => String(s).replaceAll('\\u200b', '');
   const plain = s => bare(s).replaceAll('&lt;', '<').replaceAll('&gt;', '>')
                            .replaceAll('&amp;', '&');
   const same = xs => xs.length === tokens.length && xs.every((x, i) => plain(x) === tokens[i]);

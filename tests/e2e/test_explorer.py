@@ -84,3 +84,29 @@ def test_presentation_link_hides_the_sidebar_and_enlarges_the_page(app_url, page
     page.get_by_role("button", name="Leave presentation").click()
     page.locator('[data-testid="stSidebar"] textarea').first.wait_for(timeout=30_000)
     assert "present=1" not in page.url
+
+
+def test_hover_reads_each_heads_own_weight(app_url, page, tokens, bundled):
+    """Hovering a cell of any head's map shows "query → key: weight" of that head, to 3
+    decimals (checked against bert.attend)."""
+    page.goto(app_url + "/?layer=2&head=1")
+    wait_for_grid(page, tokens(DEFAULT_TEXT), bundled.config.num_attention_heads)
+    res = bundled.attend(DEFAULT_TEXT)
+    att = res.attentions[1]  # (H, T, T): layer 2
+    q, k = res.tokens.index("with"), res.tokens.index("saw")
+    for h in (0, 4, 11):
+        r, c = divmod(h, 3)
+        xy = page.evaluate(
+            """([r, c, q, k]) => {
+                 const gd = document.querySelector('.st-key-grid .js-plotly-plot');
+                 const L = gd._fullLayout, box = gd.getBoundingClientRect();
+                 const x = L['xaxis' + (c ? c + 1 : '')], y = L['yaxis' + (r ? r + 1 : '')];
+                 return [box.left + x._offset + x.c2p(k), box.top + y._offset + y.c2p(q)];
+               }""", [r, c, q, k])
+        page.mouse.move(*xy)
+        want = f"with → saw: {float(att[h, q, k]):.3f}"
+        page.wait_for_function(
+            "(want) => [...document.querySelectorAll('.st-key-grid .hovertext text')]"
+            ".some(e => e.textContent.replaceAll('\\u200b', '') === want)", arg=want,
+            timeout=10_000)
+    assert no_exception(page)

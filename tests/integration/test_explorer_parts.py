@@ -102,40 +102,32 @@ def test_heatmap_and_grid_builders():
     assert bars.data[-1].name == "other"
 
 
-def test_head_grid_tiles_every_head_on_one_pair_of_axes():
-    """Head h sits in tile (h // cols, h % cols) of one category axis pair: its own block of
-    T columns and T rows, left to right and top to bottom, no two tiles sharing a cell, its
+def test_head_grid_tiles_share_one_axis_per_row_and_column():
+    """Head h is drawn in tile (h // cols, h % cols): on the x axis of its column and the y axis
+    of its row (cols + rows axes in all), columns left to right and rows top to bottom, its
     title above it and the outline of the selected head around it."""
     maps = random_maps(5, 4, 4).numpy()  # (H, T, T)
     labels = ["[CLS]", "a", "a", "[SEP]"]
     fig = figures.head_grid(maps, labels, [f"head {h + 1}" for h in range(5)], cols=3,
                             selected=4)
-    spec = json.loads(pio.to_json(fig))
-    lay = spec["layout"]
-    assert "xaxis2" not in lay and "yaxis2" not in lay
-    xs, ys = lay["xaxis"]["categoryarray"], lay["yaxis"]["categoryarray"]
-    assert len(set(xs)) == len(xs) and len(set(ys)) == len(ys)
-    used, corner = set(), {}
-    for h, trace in enumerate(spec["data"]):
-        cols = [xs.index(x) for x in trace["x"]]
-        rows = [ys.index(y) for y in trace["y"]]
-        assert cols == list(range(cols[0], cols[0] + 4)) and rows == list(range(rows[0],
-                                                                               rows[0] + 4))
-        assert [figures.plain_label(x) for x in trace["x"]] == labels
-        assert [figures.plain_label(y) for y in trace["y"]] == labels
-        np.testing.assert_allclose(np.asarray(fig.data[h].z), maps[h])
-        cells = {(i, j) for i in rows for j in cols}
-        assert not cells & used
-        used |= cells
-        corner[h] = (rows[0], cols[0])
+    lay = json.loads(pio.to_json(fig))["layout"]
+    axes = sorted(k for k in lay if k.startswith(("xaxis", "yaxis")))
+    assert axes == ["xaxis", "xaxis2", "xaxis3", "yaxis", "yaxis2"]
+    for h, trace in enumerate(fig.data):
+        r, c = divmod(h, 3)
+        assert (trace.xaxis, trace.yaxis) == (f"x{c + 1 if c else ''}", f"y{r + 1 if r else ''}")
+        np.testing.assert_allclose(np.asarray(trace.z), maps[h])
+        assert [figures.plain_label(x) for x in trace.x] == labels
+        assert [figures.plain_label(y) for y in trace.y] == labels
+        x0, x1 = lay[f"xaxis{c + 1 if c else ''}"]["domain"]
+        y0, y1 = lay[f"yaxis{r + 1 if r else ''}"]["domain"]
         title = lay["annotations"][h]
-        assert title["text"] == f"head {h + 1}"
-        assert cols[0] <= title["x"] <= cols[-1] and title["y"] < rows[0]
-    assert corner[0][1] < corner[1][1] < corner[2][1] and corner[0][0] == corner[2][0]
-    assert corner[3] == (corner[4][0], corner[0][1]) and corner[3][0] > corner[0][0]
-    box = lay["shapes"][0]  # the selected head 4 (0-based) is outlined
-    r, c = corner[4]
-    assert box["x0"] < c < c + 3 < box["x1"] and box["y0"] < r < r + 3 < box["y1"]
+        assert title["text"] == f"head {h + 1}" and x0 < title["x"] < x1 and title["y"] == y1
+    xs = [lay[k]["domain"] for k in ("xaxis", "xaxis2", "xaxis3")]
+    assert xs[0][1] < xs[1][0] and xs[1][1] < xs[2][0]  # left to right, no overlap
+    assert lay["yaxis2"]["domain"][1] < lay["yaxis"]["domain"][0]  # row 2 below row 1
+    box = lay["shapes"][0]  # the selected head 4 (0-based): row 2, column 2
+    assert (box["xref"], box["yref"]) == ("x2 domain", "y2 domain")
 
 
 def test_exports_round_trip():
