@@ -163,8 +163,8 @@ def head_grid(maps, labels, titles, cols=3, height=None, selected=None, zmax=1.0
     enlarged head is for a closer look). Plotly draws zoom and pan handles for every tile of
     zoomable axes; without them and with 7 axes instead of 24, a rerun of the whole Explorer
     costs chromium 0.75-0.84 s of CPU instead of 0.95 s. Keys are labelled under the bottom
-    row of tiles, queries left of the first column. (One pair of category axes for every tile drew the same but broke plotly's
-    hover, which then read another head's weight.)"""
+    row of tiles, queries left of the first column. (One pair of category axes for every
+    tile drew the same but broke plotly's hover, which then read another head's weight.)"""
     maps = np.asarray(maps, dtype=np.float32)
     H = maps.shape[0]
     rows = -(-H // cols)
