@@ -11,6 +11,9 @@ import mha_core
 from mha_core import analysis as an
 
 TEXT = "i saw the man with a telescope."
+# Threads may run matmuls with another number of OpenMP/MKL threads, which reorders float sums
+# (about 1e-6 here); switching even one head off moves the outputs by 0.1 or more.
+ROUNDING = dict(rtol=1e-5, atol=1e-5)
 
 
 def test_no_head_off_changes_nothing(tiny, bundled):
@@ -122,7 +125,7 @@ def test_two_threads_one_ablating_one_intact(bundled):
         t.join()
     assert not errors
     assert len(results) == 30
-    for r in results:
-        assert torch.equal(r.attentions, reference.attentions)
-        assert torch.equal(r.hidden_states, reference.hidden_states)
+    for r in results:  # a leaked mask moves values by 0.1 or more; threads only by rounding
+        torch.testing.assert_close(r.attentions, reference.attentions, **ROUNDING)
+        torch.testing.assert_close(r.hidden_states, reference.hidden_states, **ROUNDING)
     assert all(p.requires_grad is False for p in bundled.model.parameters())
