@@ -116,7 +116,7 @@ def test_link_round_trip(bundled):
     a, b = charts(at), charts(again)
     for key in ("grid", "single", "mean", "big", "focus_grid"):
         for ta, tb in zip(a[key]["data"], b[key]["data"]):
-            np.testing.assert_array_equal(z(ta), z(tb))
+            np.testing.assert_allclose(z(ta), z(tb), atol=ATOL)
     res = bundled.attend(text)
     np.testing.assert_allclose(z(b["big"]["data"][0]), res.attentions.numpy()[2, 6], atol=ATOL)
     assert b["big"]["layout"]["title"]["text"].startswith("layer 3, head 7 ·")
