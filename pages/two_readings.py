@@ -100,9 +100,11 @@ st.caption("Difference = total variation between where the focus word's attentio
 
 # where the focus word looks in each sentence: the top word of every head
 left, right = st.columns(2)
+tops = {}  # side -> (L, H): the word each head's focus row weighs most
 for col, side, g in ((left, "A", ga), (right, "B", gb)):
     v = view[side.lower()]
     top, weight, _ = an.focus_targets(torch.as_tensor(v["maps"]), g)  # (L, H) each
+    tops[side] = top.numpy().ravel()  # (L*H,)
     common.plot(col, fg.focus_grid(top.numpy(), weight.numpy(), v["labels"], v["special"],
                                    v["labels"][g], title=f"Sentence {side}"),
                      key=f"tr_focus_{side}", config={"displayModeBar": False})
@@ -123,8 +125,8 @@ order = np.argsort(-diff.ravel(), kind="stable")
 st.dataframe(pd.DataFrame({
     "head": [names[i] for i in order],
     "difference": np.round(diff.ravel()[order], 3),
-    "A: looks most at": [la[int(np.argmax(rows_a.reshape(L * H, -1)[i]))] for i in order],
-    "B: looks most at": [lb[int(np.argmax(rows_b.reshape(L * H, -1)[i]))] for i in order],
+    "A: looks most at": [la[tops["A"][i]] for i in order],
+    "B: looks most at": [lb[tops["B"][i]] for i in order],
 }), hide_index=True, key="tr_table")
 
 st.subheader("What this shows, and what it does not")

@@ -51,6 +51,11 @@ def test_where_the_focus_word_looks_in_each_sentence(bundled):
             [[labels[k] for k in r] for r in rows.argmax(-1)]
         np.testing.assert_allclose(cells[..., 1].astype(float), rows.max(-1), atol=1e-3)
         assert fig["layout"]["title"]["text"].startswith(f"Sentence {side}:")
+        table = at.dataframe[0].value  # sorted by difference: match its rows by head name
+        by_head = dict(zip(table["head"], table[f"{side}: looks most at"]))
+        top = rows.argmax(-1)  # (L, H)
+        assert by_head == {f"L{layer + 1} H{head + 1}": labels[top[layer, head]]
+                           for layer in range(6) for head in range(12)}
 
 
 def test_same_sentence_twice_gives_zero_everywhere(bundled):
