@@ -113,8 +113,8 @@ def for_projector(fig, scale: float) -> go.Figure:
     base = lay.get("font", {}).get("size") or FONT["size"]
 
     def bigger(obj: dict, key: str = "font", default=base):
-        font = obj.setdefault(key, {})
-        font["size"] = round((font.get("size") or default) * scale, 1)
+        font = obj.get(key) or {}  # a new dict: builders may share one font between axes
+        obj[key] = {**font, "size": round((font.get("size") or default) * scale, 1)}
 
     bigger(lay)
     bigger(lay.setdefault("title", {}), default=16)

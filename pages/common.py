@@ -56,7 +56,9 @@ TORCH_THREADS = max(1, int(os.environ.get("HEADSCOPE_TORCH_THREADS", "1")))
 # the single-head maps fit one 1280x800 screen; in presentation mode, larger text everywhere
 # (Streamlit sizes its text in rem) and charts PROJECTOR_SCALE times larger (plot()).
 PAGE_CSS = "<style>[data-testid='stMainBlockContainer']{padding:2rem 2rem 2rem 2rem}</style>"
-PRESENT_CSS = "<style>html{font-size:20px}</style>"
+# the top navigation bar is ~75 px high at 20 px text: start the page below it
+PRESENT_CSS = ("<style>html{font-size:20px}"
+               "[data-testid='stMainBlockContainer']{padding-top:5rem}</style>")
 PROJECTOR_SCALE = 1.35
 
 
@@ -257,7 +259,7 @@ def sidebar(needs_model: bool = True):
             get_bert(ss.model)  # cached after the first visit (serve.py starts it)
     help_text = "Type any text and press Ctrl+Enter (⌘+Enter on a Mac)."
     if presenting():
-        c1, c2, c3, c4 = st.columns([5, 3, 3, 2], vertical_alignment="bottom")
+        c1, c2, c3, c4 = st.columns([4, 3, 3, 2.4], vertical_alignment="bottom")
         c1.text_area("Sentence", key="text", height=100, help=help_text,
                      label_visibility="collapsed", placeholder="Type a sentence…")
         c2.selectbox("Examples", list(PRESETS), index=None, key="preset",

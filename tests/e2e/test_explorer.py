@@ -73,6 +73,8 @@ def test_presentation_link_hides_the_sidebar_and_enlarges_the_page(app_url, page
     assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "20px"
     assert box_of(page, "grid")["height"] > 1.2 * normal
     box = page.locator('[data-testid="stMain"] textarea').first
+    bar = page.locator('header[data-testid="stHeader"]').bounding_box()
+    assert box.bounding_box()["y"] >= bar["y"] + bar["height"]  # the sentence is not under it
     box.click()
     box.press("Control+a")
     box.press_sequentially("The cat sat on the mat.")

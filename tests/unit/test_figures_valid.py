@@ -50,3 +50,18 @@ def test_unvalidated_is_really_unvalidated():
     bad = figures._figure([dict(type="heatmap", z=[[1]], notaproperty=1)], {})
     with pytest.raises(ValueError):
         go.Figure(bad.to_dict())
+
+
+def test_projector_scales_every_font_once_and_leaves_the_figure_alone():
+    """Every axis's tick labels, title and annotation grow by exactly `scale`, also where a
+    builder shares one font dict between axes, and the original figure keeps its sizes."""
+    fig = BUILDERS["head_grid"]()
+    before = json.loads(pio.to_json(fig, validate=False))["layout"]
+    after = json.loads(pio.to_json(figures.for_projector(fig, 1.35), validate=False))["layout"]
+    axes = [k for k in before if k.startswith(("xaxis", "yaxis"))]
+    assert len(axes) == 7
+    for k in axes:
+        assert after[k]["tickfont"]["size"] == round(before[k]["tickfont"]["size"] * 1.35, 1), k
+    for a, b in zip(before["annotations"], after["annotations"]):
+        assert b["font"]["size"] == round(a["font"]["size"] * 1.35, 1)
+    assert json.loads(pio.to_json(fig, validate=False))["layout"] == before
