@@ -114,13 +114,20 @@ common.plot(st, fg.token_change_figure(tokens, view["change"]), key="token_chang
 
 if n_off:
     lowest = int(np.argwhere(mask == 0)[:, 0].min())
-    st.markdown(f"**The maps above.** Layers up to L{lowest + 1} see the same input as before; "
-                "from the next layer on, every head reads a changed input, so its map moves. "
-                "A head that is off has an all-zero map.")
+    if lowest == L - 1:
+        st.markdown(f"**The maps.** Only heads of the last layer, L{L}, are off: no head reads "
+                    "a changed input, so no map moves; the change is in the output above. A "
+                    "head that is off has an all-zero map.")
+    else:
+        st.markdown(f"**The maps.** Layers up to L{lowest + 1} see the same input as before; "
+                    "from the next layer on, every head reads a changed input, so its map "
+                    "moves. A head that is off has an all-zero map.")
     common.plot(st, fg.map_change_figure(view["map_change"], mask), key="map_change",
                     config={"displayModeBar": False})
     above = view["map_change"].copy()
-    above[mask == 0] = -1  # suggest a head that is still on
+    above[mask == 0] = -1  # suggest the head still on whose map moved most
+    if above.max() <= 0:  # none moved (only the last layer is off, or every head): one that is off
+        above = (mask == 0).astype(float)
     best = np.unravel_index(np.argmax(above), above.shape)
     names = head_names(L, H)
     pick = st.selectbox("Compare one head, intact and ablated", names,

@@ -56,6 +56,12 @@ def test_whole_layers_and_top_k(bundled):
     at.radio(key="lab_how").set_value("Whole layers").run()
     at.multiselect(key="lab_layers").select("L6").run()
     assert heads_off(at) == "12 of 72" and change(at) > 0
+    # only the last layer is off: no map moves, the text says so, and the head offered for
+    # the side-by-side is one that is off (an unchanged head would show two equal maps)
+    assert np.nanmax(array(chart(at, "map_change")["data"][0]["z"])) == 0
+    assert any("no map moves" in m.value for m in at.markdown)
+    assert not any("from the next layer on" in m.value for m in at.markdown)
+    assert at.selectbox(key="lab_pick").value.startswith("L6 ")
     at.radio(key="lab_how").set_value("Keep only the top k per layer").run()
     assert heads_off(at) == "0 of 72" and change(at) == 0.0  # k = H keeps everything
     at.slider(key="lab_k").set_value(1).run()
