@@ -36,7 +36,8 @@ PRESET_FOCUS = {
 }
 MAX_CHARS = 20_000  # text longer than this is cut before tokenising (the model keeps 512 tokens)
 URL_TEXT_MAX = 2_000  # a longer sentence is left out of the link (browsers cap URL length)
-VIEW_PARAMS = ("layer", "head", "focus")  # query parameters a page reads from pending_params()
+# query parameters a page reads from pending_params(): the Explorer's view
+VIEW_PARAMS = ("layer", "head", "focus", "words", "nospecial")
 
 # Cache bounds (README, "Deploying"): memory stops growing with the number of distinct sentences.
 # Every st.cache_data cache keeps at most CACHE_ENTRIES results for CACHE_TTL seconds, and all
@@ -305,13 +306,18 @@ def read_query_params() -> list:
                          f"it was cut to that length.")
             st.session_state.text = qp["text"][:MAX_CHARS]
     if "present" in qp:
-        st.session_state._present = qp["present"].strip().lower() in ("1", "true", "yes", "on")
+        st.session_state._present = is_on(qp["present"])
     st.session_state._pending = {k: qp[k] for k in VIEW_PARAMS if k in qp}
     return notes
 
 
+def is_on(raw: str) -> bool:
+    """A link's flag: 1, true, yes or on (any case) is on; anything else is off."""
+    return str(raw).strip().lower() in ("1", "true", "yes", "on")
+
+
 def pending_params() -> dict:
-    """The link's layer/head/focus values not yet applied (raw strings); each page pops them."""
+    """The link's view values (VIEW_PARAMS) not yet applied, as raw strings; the page pops them."""
     return st.session_state.setdefault("_pending", {})
 
 

@@ -78,6 +78,16 @@ def resolve_focus(raw: str, labels) -> int | None:
     return None
 
 
+def kept_focus(at: tuple, labels) -> int | None:
+    """The focus kept from the last run, (token text, position): the same position while it
+    holds the same token (the second "the" stays the second), else the token's first
+    occurrence (the sentence changed), else None."""
+    label, i = at
+    if 0 <= i < len(labels) and labels[i] == label:
+        return i
+    return resolve_focus(label, labels) if label else None
+
+
 def focus_param(labels, i: int) -> str:
     """The inverse of resolve_focus: the token's text when that finds it, else "#i"."""
     return labels[i] if resolve_focus(labels[i], labels) == i else f"#{i}"
@@ -114,6 +124,9 @@ for key, hi in (("layer", L), ("head", H)):
             ss[key] = value
         if note:
             st.warning(note, icon="🔗")
+for key, param in (("word_level", "words"), ("hide_special", "nospecial")):
+    if param in pending:  # before the focus token, which is a position in this view
+        ss[key] = common.is_on(pending.pop(param))
 # Widget state is dropped on a run that does not draw the widget (another page, a model that
 # failed to load); "_layer"/"_head" keep the view until the widgets are back.
 if "layer" not in ss:
@@ -185,13 +198,13 @@ with focus_col:
             st.warning("The link's focus token is not in this sentence; it was ignored.",
                        icon="🔗")
         else:
-            ss.focus_label = labels[found]
-    start = resolve_focus(ss.get("focus_label", ""), labels)
+            ss.focus_at = (labels[found], found)
+    start = kept_focus(ss.get("focus_at", ("", -1)), labels)
     if start is None:
         start = default_focus(text, labels, v["special"])
     query = st.selectbox("Focus token", list(range(len(labels))), index=start, key=key,
                          format_func=lambda i: f"{i}: {figures.visible(labels[i])}")
-    ss.focus_label = labels[query]
+    ss.focus_at = (labels[query], query)
     f = common.computed_or_stop(focus_view, name, text, query, word_level, hide_special)
     common.plot(st, figures.focus_grid(f["top"], f["weight"], labels, v["special"],
                                        labels[query]),
@@ -200,4 +213,5 @@ with focus_col:
                                        labels[query], layer),
                     config=PLOT_CONFIG, theme=None, key="focus_bars")
 
-common.write_query_params(layer=layer + 1, head=head + 1, focus=focus_param(labels, query))
+common.write_query_params(layer=layer + 1, head=head + 1, focus=focus_param(labels, query),
+                          words=1 if word_level else None, nospecial=1 if hide_special else None)

@@ -1,6 +1,7 @@
 """The Explorer page through Streamlit's AppTest: the figures' numbers against bert.attend."""
 
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from pages import common
@@ -120,6 +121,35 @@ def test_link_round_trip(bundled):
     res = bundled.attend(text)
     np.testing.assert_allclose(z(b["big"]["data"][0]), res.attentions.numpy()[2, 6], atol=ATOL)
     assert b["big"]["layout"]["title"]["text"].startswith("layer 3, head 7 ·")
+
+
+def focus_box(at):
+    return next(s for s in at.selectbox if s.label == "Focus token")
+
+
+@pytest.mark.parametrize("text, toggle, param, pick", [
+    ("The cat sat on the mat.", "hide_special", "nospecial", "4: the"),  # the second "the"
+    ("Astronomers photographed nebulae yesterday.", "word_level", "words", "3: nebulae"),
+])
+def test_link_keeps_the_view_toggles_and_the_focus_in_that_view(bundled, text, toggle, param,
+                                                                pick):
+    """The focus token is a position in the view as shown: the link must carry the toggles that
+    made that view, or "#4" would point elsewhere (and a merged word would not be found)."""
+    at = run(new_app())
+    at.text_area(key="text").set_value(text)
+    at.toggle(key=toggle).set_value(True)
+    run(at)
+    focus_box(at).set_value(focus_box(at).options.index(pick))  # options as shown; value: i
+    run(at)
+    qp = dict(at.query_params)
+    assert qp[param] == "1" and not at.warning
+
+    again = run(new_app(**qp))
+    assert again.toggle(key=toggle).value is True and not again.warning
+    shown = focus_box(again)
+    assert shown.options[shown.value] == pick
+    np.testing.assert_allclose(z(charts(again)["focus_grid"]["data"][0]),
+                               z(charts(at)["focus_grid"]["data"][0]), atol=ATOL)
 
 
 def test_nonsense_link_is_clamped_or_ignored_with_messages(bundled):
