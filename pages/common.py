@@ -340,6 +340,9 @@ def sync_link():
     write_query_params(model=current_model(),
                        text=text if len(text) <= URL_TEXT_MAX else None,
                        present=1 if presenting() else None)
+    if len(text) > URL_TEXT_MAX:  # the sender is told; the link alone would open the default
+        st.caption(f"🔗 This text is longer than {URL_TEXT_MAX:,} characters, too long for a "
+                   "link: the address bar's link does not include it.")
 
 
 def leave_legacy_pages_mode():

@@ -250,3 +250,18 @@ def test_broken_model_dir_shows_its_error_and_others_keep_working(bundled, tiny,
     at.selectbox(key="model").set_value(common.BUNDLED)
     run(at)
     assert len(charts(at)["grid"]["data"]) == bundled.config.num_attention_heads
+
+
+def test_a_text_too_long_for_a_link_is_left_out_and_the_sender_is_told(bundled):
+    at = run(new_app())
+    short = dict(at.query_params)["text"]
+    assert short == common.DEFAULT_TEXT
+    long_text = "A short story about a fox. " * 80  # 2,160 characters
+    at.text_area(key="text").set_value(long_text)
+    run(at)
+    assert "text" not in dict(at.query_params)
+    assert any("too long for a link" in c.value for c in at.caption)
+    at.text_area(key="text").set_value(short)
+    run(at)
+    assert dict(at.query_params)["text"] == short
+    assert not any("too long for a link" in c.value for c in at.caption)
