@@ -25,6 +25,7 @@ pages = [
     st.Page("pages/two_readings.py", title="Two readings", icon="⚖️"),
 ]
 page = st.navigation(pages, position="top" if common.presenting() else "sidebar")
+common.keep_widgets()  # a page's settings survive a visit to another page
 # The Training lab trains its own small models: it does not wait for the BERT checkpoint
 common.sidebar(needs_model=page.url_path != "training_lab")
 common.sync_link()

@@ -311,6 +311,27 @@ def read_query_params() -> list:
     return notes
 
 
+# Widgets whose values outlive a visit to another page. Streamlit drops a widget's state at the
+# end of a run that does not draw it; writing the value back first keeps it (Streamlit's docs,
+# "Working with widgets in multipage apps", option 3). Only widgets created without a default
+# of their own are listed (with one, Streamlit warns that the value was also set here). A kept
+# value that the widget's options lack (a model with fewer heads) is dropped by Streamlit
+# itself (tests/integration/test_frame.py).
+KEPT_WIDGETS = ("word_level", "hide_special",  # Explorer (its layer and head: "_layer")
+                "tr_pair", "tr_a", "tr_b", "tr_focus", "tr_head",  # Two readings
+                "lab_how", "lab_heads", "lab_layers",  # Head lab
+                "real_layer", "real_head",  # Inside MHA
+                "corpus_source", "corpus_lines", "corpus_on")  # All heads
+
+
+def keep_widgets():
+    """Call once per run, from app.py, before any page draws a widget."""
+    ss = st.session_state
+    for key in KEPT_WIDGETS:
+        if key in ss:
+            ss[key] = ss[key]
+
+
 def is_on(raw: str) -> bool:
     """A link's flag: 1, true, yes or on (any case) is on; anything else is off."""
     return str(raw).strip().lower() in ("1", "true", "yes", "on")

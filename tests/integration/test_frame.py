@@ -83,3 +83,42 @@ def test_the_guards_can_fail(tmp_path):
         open(__file__).close()
     assert TAG.search('{"text": "<script>alert(1)</script>"}')
     assert not TAG.search('{"hovertemplate": "%{y}<extra></extra>", "text": "&lt;b&gt;"}')
+
+
+def test_a_pages_settings_survive_a_visit_to_another_page(bundled):
+    """Streamlit drops the state of widgets a run does not draw: the Explorer's toggles, Two
+    readings' sentences and the Head lab's choice of heads would be reset by a visit elsewhere."""
+    with frame_mode():
+        at = open_app("two_readings")
+        at.text_input(key="tr_a").input("The bat flew with a hat.").run()
+        at.switch_page("pages/explorer.py").run()
+        assert shown_page(at) == "explorer"
+        at.toggle(key="word_level").set_value(True).run()
+        at.toggle(key="hide_special").set_value(True).run()
+        at.switch_page("pages/head_lab.py").run()
+        at.multiselect(key="lab_heads").select("L2 H3").run()
+        at.switch_page("pages/two_readings.py").run()
+        assert at.text_input(key="tr_a").value == "The bat flew with a hat."
+        at.switch_page("pages/explorer.py").run()
+        assert at.toggle(key="word_level").value and at.toggle(key="hide_special").value
+        at.switch_page("pages/head_lab.py").run()
+        assert at.multiselect(key="lab_heads").value == ["L2 H3"]
+        assert not at.exception and not at.warning
+
+
+def test_kept_settings_that_a_smaller_model_lacks_are_dropped(bundled, tmp_path, monkeypatch):
+    path = save_tiny_bert(tmp_path / "small", layers=2, heads=4)
+    monkeypatch.setenv("HEADSCOPE_MODELS", f"small={path}")
+    with frame_mode():
+        at = open_app("head_lab")
+        at.multiselect(key="lab_heads").select("L1 H2").select("L6 H12").run()
+        at.switch_page("pages/inside_mha.py").run()
+        at.selectbox(key="real_layer").set_value(5).run()
+        at.selectbox(key="real_head").set_value(11).run()
+        at.sidebar.selectbox(key="model").set_value("small").run()
+        survives(at)
+        assert (at.selectbox(key="real_layer").value, at.selectbox(key="real_head").value) \
+            == (0, 0)
+        at.switch_page("pages/head_lab.py").run()
+        survives(at)
+        assert at.multiselect(key="lab_heads").value == ["L1 H2"]
