@@ -77,12 +77,12 @@ def sentence_section(name: str, text: str):
     tokens, L, H = view["tokens"], *view["labels"].shape
 
     st.subheader("The atlas")
-    st.caption(f"{L} layers × {H} heads, {len(tokens)} tokens. Each thumbnail is one head's "
+    st.caption(f"{common.shape(L, H)}, {len(tokens)} tokens. Each thumbnail is one head's "
                "map: row = the token that looks, column = the token looked at, darker = more "
                "weight. The word above a thumbnail is its pattern label (table below).")
     sentence = text if len(text) <= 60 else text[:57] + "…"
     common.plot(st, fg.atlas_figure(view["att"], tokens, short(view["labels"]),
-                                    title=f"{L} layers × {H} heads on “{sentence}”"),
+                                    title=f"{common.shape(L, H)} on “{sentence}”"),
                     key="atlas", config={"displayModeBar": False})
     if len(tokens) > 48:
         st.caption("The thumbnails show the first 48 tokens; the metrics use every token.")

@@ -142,7 +142,8 @@ def model_or_stop(name: str):
     bert, err = get_bert(name)
     if err:
         st.error(err, icon="🚫")
-        st.caption("Other models in the sidebar still work.")
+        where = "the Model list above the page" if presenting() else "the sidebar's Model list"
+        st.caption(f"Other models in {where} still work.")
         st.stop()
     return bert
 
@@ -275,7 +276,7 @@ def sidebar(needs_model: bool = True):
         bert = get_bert(ss.model)[0] if needs_model else None  # a failure: the page shows it
         if bert is not None:
             c = bert.config
-            st.caption(f"{c.num_hidden_layers} layers × {c.num_attention_heads} heads, "
+            st.caption(f"{shape(c.num_hidden_layers, c.num_attention_heads)}, "
                        f"hidden size {c.hidden_size}")
         st.text_area("Sentence", key="text", height=100, help=help_text)
         st.selectbox("Examples", list(PRESETS), index=None, key="preset",
@@ -330,6 +331,12 @@ def keep_widgets():
     for key in KEPT_WIDGETS:
         if key in ss:
             ss[key] = ss[key]
+
+
+def shape(layers: int, heads: int) -> str:
+    """ "6 layers × 12 heads", and "1 layer × 1 head" for a one-layer, one-head model."""
+    return (f"{layers} layer{'s' * (layers != 1)} × "
+            f"{heads} head{'s' * (heads != 1)}")
 
 
 def is_on(raw: str) -> bool:

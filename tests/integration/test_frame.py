@@ -122,3 +122,13 @@ def test_kept_settings_that_a_smaller_model_lacks_are_dropped(bundled, tmp_path,
         at.switch_page("pages/head_lab.py").run()
         survives(at)
         assert at.multiselect(key="lab_heads").value == ["L1 H2"]
+
+
+def test_a_one_layer_one_head_model_is_named_in_the_singular(tmp_path, monkeypatch):
+    path = save_tiny_bert(tmp_path / "one", layers=1, heads=1)
+    monkeypatch.setenv("HEADSCOPE_MODELS", f"one={path}")
+    with frame_mode():
+        at = open_app("all_heads", model="one")
+        survives(at)
+    assert any("1 layer × 1 head," in c.value for c in at.sidebar.caption)
+    assert any(c.value.startswith("1 layer × 1 head,") for c in at.caption)
