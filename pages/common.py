@@ -160,10 +160,8 @@ def check_text(name: str, text: str, prompt: str, what: str = "This text",
     if not text.strip():
         st.info(prompt, icon="✍️")
         return None
-    try:
-        facts = text_facts(name, text)
-    except Exception as e:  # a tokenizer failure on odd input: a message, not a traceback
-        st.error(f"The model could not read this text ({type(e).__name__}).", icon="🚫")
+    facts = computed_or_none(text_facts, name, text)  # a tokenizer failure: a message
+    if facts is None:
         return None
     if facts["only_special"]:
         st.info(f"The tokenizer found nothing in {what[0].lower() + what[1:]} but [CLS] and "
