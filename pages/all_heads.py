@@ -32,9 +32,7 @@ def sentence_metrics(name: str, text: str) -> dict:
     """One corpus line's head metrics, on its first CORPUS_TOKENS tokens."""
     from mha_core.text import first_tokens
 
-    bert, err = common.get_bert(name)
-    if err:
-        raise RuntimeError(err)
+    bert = common.bert_or_raise(name)
     return an.result_metrics(bert.attend(first_tokens(text, bert.encode(text), CORPUS_TOKENS)))
 
 

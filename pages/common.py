@@ -112,12 +112,19 @@ def get_bert(name: str):
         return None, f"The model {name!r} could not be loaded: {e}"
 
 
-@st.cache_data(**bounded(), show_spinner=False)
-def attend(name: str, text: str, text_pair: str | None = None):
-    """The cached result of bert.attend for (model, text). Copied per caller."""
+def bert_or_raise(name: str):
+    """The loaded model inside a cached computation: a load failure is raised (st.cache_data
+    never caches an exception), for computed_or_none/computed_or_stop to show."""
     bert, err = get_bert(name)
     if err:
         raise RuntimeError(err)
+    return bert
+
+
+@st.cache_data(**bounded(), show_spinner=False)
+def attend(name: str, text: str, text_pair: str | None = None):
+    """The cached result of bert.attend for (model, text). Copied per caller."""
+    bert = bert_or_raise(name)
     return bert.attend(text, text_pair)
 
 
@@ -126,9 +133,7 @@ def text_facts(name: str, text: str) -> dict:
     """What the tokenizer makes of a text (no forward pass): small, so it is cheap to copy."""
     from mha_core.text import typed_special
 
-    bert, err = get_bert(name)
-    if err:
-        raise RuntimeError(err)
+    bert = bert_or_raise(name)
     enc = bert.encode(text)
     unk = bert.tokenizer.unk_token
     return dict(n_tokens=len(enc.tokens), n_full=enc.n_tokens_full, max_length=enc.max_length,

@@ -17,9 +17,7 @@ common.leave_legacy_pages_mode()
 
 @st.cache_data(**common.bounded(), show_spinner="Switching each head off in turn…")
 def importance_view(name: str, text: str) -> dict:
-    bert, err = common.get_bert(name)
-    if err:
-        raise RuntimeError(err)
+    bert = common.bert_or_raise(name)
     imp = an.head_importance(bert, text)  # (L, H)
     return dict(importance=imp, curve=an.pruning_curve(bert, text, imp))
 
@@ -27,9 +25,7 @@ def importance_view(name: str, text: str) -> dict:
 @st.cache_data(**common.bounded(), show_spinner=False)
 def ablation_view(name: str, text: str, mask: tuple) -> dict:
     """The ablated run against the intact one; mask is (L, H) as nested tuples (hashable)."""
-    bert, err = common.get_bert(name)
-    if err:
-        raise RuntimeError(err)
+    bert = common.bert_or_raise(name)
     intact = common.attend(name, text)
     ablated = bert.attend(text, head_mask=np.array(mask, dtype=np.float32))
     change = an.output_change(intact.hidden_states[-1], ablated.hidden_states[-1])  # (T,)

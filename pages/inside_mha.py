@@ -18,9 +18,7 @@ def toy_walkthrough(words: tuple, seed: int):
 
 @st.cache_data(**common.bounded(), show_spinner=False)
 def real_model_steps(name: str, text: str, layer: int, head: int, query: int):
-    bert, err = common.get_bert(name)
-    if err:
-        raise RuntimeError(err)
+    bert = common.bert_or_raise(name)
     res = common.attend(name, text)
     x = res.hidden_states[layer]  # (T, D): the input of this layer
     return lab.real_steps(bert.model.layers[layer].attn, x, head, query)
