@@ -1,4 +1,5 @@
-# headscope: `make run` starts the app on the bundled model; `make test` runs the whole suite.
+# headscope: `make run` starts the app on the bundled model; `make test` runs the whole suite;
+# `make test-fast` runs what needs no browser and no fuzzing (under a minute).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 ifeq ($(PYTHON),)
 $(error no python3 found: install Python 3.11)
@@ -7,7 +8,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
 
-.PHONY: run test lint bench clean
+.PHONY: run test test-fast lint bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); echo "venv failed: install python3-venv"; exit 1; }
@@ -30,6 +31,11 @@ lint: $(VENV)/.dev
 # pytest exits 5 when it collected no tests; that must fail the run, never pass it.
 test: $(VENV)/.dev lint
 	HF_HUB_OFFLINE=1 $(PY) -m pytest; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
+# Everything but the browser and the fuzz tests, on both cores (pytest-xdist).
+test-fast: $(VENV)/.dev lint
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -m "not browser and not fuzz" -n 2 -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
 bench: $(VENV)/.dev

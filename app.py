@@ -1,20 +1,23 @@
 """headscope: what every attention head of a real BERT looks at.
 
 The frame: page config, navigation over pages/, the sidebar every page shares, and the link
-(query parameters) that restores a view.
+(query parameters) that restores a view. The pages declare their own widgets and link
+parameters (ui.page.Page); nothing here lists them.
 """
 
 import streamlit as st
 
-from pages import common
+from ui import link, page, sidebar, style
+from ui.presentation import presenting
+from ui.st_internals import leave_legacy_pages_mode
 
-common.leave_legacy_pages_mode()
+leave_legacy_pages_mode()
 st.set_page_config(page_title="headscope", page_icon="🔭", layout="wide")
 
-link_notes = common.read_query_params()  # first run of a session only: the shared link
-st.html(common.PAGE_CSS)  # constant CSS, no user text
-if common.presenting():
-    st.html(common.PRESENT_CSS)
+link_notes = link.read_query_params()  # first run of a session only: the shared link
+st.html(style.PAGE_CSS)  # constant CSS, no user text
+if presenting():
+    st.html(style.PRESENT_CSS)
 
 pages = [
     st.Page("pages/explorer.py", title="Explorer", icon="🔍", default=True),
@@ -24,11 +27,11 @@ pages = [
     st.Page("pages/head_lab.py", title="Head lab", icon="🔧"),
     st.Page("pages/two_readings.py", title="Two readings", icon="⚖️"),
 ]
-page = st.navigation(pages, position="top" if common.presenting() else "sidebar")
-common.keep_widgets()  # a page's settings survive a visit to another page
+current = st.navigation(pages, position="top" if presenting() else "sidebar")
+page.keep_widgets()  # a page's settings survive a visit to another page
 # The Training lab trains its own small models: it does not wait for the BERT checkpoint
-common.sidebar(needs_model=page.url_path != "training_lab")
-common.sync_link()
+sidebar.sidebar(needs_model=current.url_path != "training_lab")
+link.sync_link()
 for note in link_notes:
     st.warning(note, icon="🔗")
-page.run()
+current.run()

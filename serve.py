@@ -15,12 +15,12 @@ import traceback
 
 from streamlit.web import cli
 
-from pages import common  # imported here, before the thread: never two threads importing at once
+from ui import models  # imported here, before the thread: never two threads importing at once
 
 
 def warm():
     try:
-        common.warm_up()
+        models.warm_up()
     except Exception:  # the page shows a broken model's error when it asks for it
         print("headscope: warming up the bundled model failed:", file=sys.stderr)
         traceback.print_exc()

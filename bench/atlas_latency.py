@@ -19,9 +19,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from mha_core import analysis as an  # noqa: E402
-from tests.conftest import save_tiny_bert  # noqa: E402
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, start_app, stop_app  # noqa: E402
+from mha_core import ablation as ab  # noqa: E402
+from mha_core import metrics as mt  # noqa: E402
+from testkit.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from testkit.models import save_tiny_bert  # noqa: E402
+from testkit.server import start_app, stop_app  # noqa: E402
 
 BUNDLED = "all-MiniLM-L6-v2 (bundled)"
 BASE = "bert-base-shaped (random)"
@@ -52,11 +54,11 @@ def browser_atlas(url, model, texts):
         link = page.get_by_role("link", name="All heads")
         link.wait_for(timeout=120_000)
         link.click()
-        page.locator(".st-key-atlas .gtitle").wait_for(timeout=120_000)
+        page.locator(".st-key-ah_atlas .gtitle").wait_for(timeout=120_000)
         if model != BUNDLED:
             page.locator("[data-testid=stSidebar]").get_by_label("Model", exact=True).click()
             page.get_by_role("option", name=model).click()
-            page.wait_for_function("() => document.querySelector('.st-key-atlas .gtitle')"
+            page.wait_for_function("() => document.querySelector('.st-key-ah_atlas .gtitle')"
                                    "?.textContent.startsWith('12 layers')", timeout=120_000)
         box = page.locator("[data-testid=stSidebar]").get_by_label("Sentence", exact=True)
         for i, text in enumerate(texts):
@@ -64,7 +66,7 @@ def browser_atlas(url, model, texts):
             t0 = time.perf_counter()
             box.press("Control+Enter")
             page.wait_for_function(
-                "t => document.querySelector('.st-key-atlas .gtitle')?.textContent.includes(t)",
+                "t => document.querySelector('.st-key-ah_atlas .gtitle')?.textContent.includes(t)",
                 arg=text, polling="raf", timeout=120_000)
             if i:  # the first one warms up caches and the figure code
                 times.append(time.perf_counter() - t0)
@@ -116,16 +118,16 @@ def main():
 
     for name, bert in models.items():
         t = texts[0]
-        an.head_importance(bert, t)  # warm-up
+        ab.head_importance(bert, t)  # warm-up
         row(name, "importance ranking (1 + L*H runs)",
-            timed(args.runs, an.head_importance, bert, t))
-        imp = an.head_importance(bert, t)
+            timed(args.runs, ab.head_importance, bert, t))
+        imp = ab.head_importance(bert, t)
         row(name, "pruning curve (L*H + 1 runs)",
-            timed(max(3, args.runs // 3), an.pruning_curve, bert, t, imp))
+            timed(max(3, args.runs // 3), ab.pruning_curve, bert, t, imp))
         corpus = sentences(50, seed=1)
         t0 = time.perf_counter()
         for s in corpus:
-            an.result_metrics(bert.attend(s))
+            mt.result_metrics(bert.attend(s))
         rate = len(corpus) / (time.perf_counter() - t0)
         heads = bert.config.num_hidden_layers * bert.config.num_attention_heads
         print(f"{name:28s} {heads:5d}  {'corpus mode (sentences / s)':34s} {rate:8.1f}")

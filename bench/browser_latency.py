@@ -18,13 +18,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.measure import ServerClock, percentile  # noqa: E402
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, start_app, stop_app  # noqa: E402
-from tests.e2e.explorer_browser import (  # noqa: E402
+from testkit.browser import (  # noqa: E402  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
     submit,
     type_sentence,
     type_text,
     wait_for_grid,
 )
+from testkit.server import start_app, stop_app  # noqa: E402
 
 SENTENCES = [
     "The astronomer saw the man with a telescope.",

@@ -59,22 +59,21 @@ def main():
     )
 
     reconfigure_global_cache_budget_from_config()  # what `streamlit run` does at start-up
-    from pages import common
-    from tests.integration.frame import frame_mode, open_app
+    from testkit.apptest import open_app
+    from ui import models
 
     budget = config.get_option("server.maxCacheDataSize")
     print(f"st.cache_data budget (server.maxCacheDataSize): {budget}; per function: "
-          f"{common.CACHE_ENTRIES} entries, {common.CACHE_BUDGET}, {common.CACHE_TTL} s")
+          f"{models.CACHE_ENTRIES} entries, {models.CACHE_BUDGET}, {models.CACHE_TTL} s")
     print(f"{'sentences':>9} {'RSS MB':>8} {'cached MB':>10} {'s/sentence':>11}")
     rng, t0 = random.Random(0), time.perf_counter()
-    with frame_mode():
-        for i in range(args.sentences):
-            at = open_app("explorer", text=sentence(i, rng))  # a new session, as a student
-            assert not at.exception, [e.value for e in at.exception]
-            if (i + 1) % args.every == 0 or i == 0:
-                rate = (time.perf_counter() - t0) / (i + 1)
-                print(f"{i + 1:9d} {rss_mb():8.0f} {cached_mb():10.1f} {rate:11.2f}",
-                      flush=True)
+    for i in range(args.sentences):
+        at = open_app("explorer", text=sentence(i, rng))  # a new session, as a student
+        assert not at.exception, [e.value for e in at.exception]
+        if (i + 1) % args.every == 0 or i == 0:
+            rate = (time.perf_counter() - t0) / (i + 1)
+            print(f"{i + 1:9d} {rss_mb():8.0f} {cached_mb():10.1f} {rate:11.2f}",
+                  flush=True)
 
 
 if __name__ == "__main__":

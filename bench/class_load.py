@@ -37,8 +37,12 @@ from bench.measure import (  # noqa: E402
     peak_rss_mb,
     percentile,
 )
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, start_app, stop_app  # noqa: E402
-from tests.e2e.explorer_browser import GRID_SHOWS  # noqa: E402
+from testkit.browser import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    GRID_SHOWS,  # noqa: E402
+)
+from testkit.server import start_app, stop_app  # noqa: E402
 
 MORE = [
     "The teacher explained attention with a diagram on the board.",
@@ -59,7 +63,7 @@ OPEN_TIMEOUT_MS = 300_000  # opening the page: 30 Streamlit front ends boot on t
 # head, the entropy we expect for this layer (within rounding).
 GRID_LAYER_SHOWS = """([tokens, heads, entropies]) => {
   if (!(GRID_SHOWS)([tokens, heads])) return false;
-  const gd = document.querySelector('.st-key-grid .js-plotly-plot');
+  const gd = document.querySelector('.st-key-ex_grid .js-plotly-plot');
   const seen = {};
   for (const e of gd.querySelectorAll('.annotation-text')) {
     const m = e.textContent.match(/^head (\\d+) · ([\\d.]+) nats$/);
@@ -88,7 +92,7 @@ async def failed_element(page) -> bool:
 
 def layer_input(page):
     """The layer slider's range input (react-aria keeps it visually hidden, keyboard-driven)."""
-    return page.locator('.st-key-layer input[type="range"]').first
+    return page.locator('.st-key-ex_layer input[type="range"]').first
 
 
 async def student(browser, url, bert, text, moves, heads, start: asyncio.Event,
@@ -111,7 +115,7 @@ async def student(browser, url, bert, text, moves, heads, start: asyncio.Event,
         await asyncio.sleep(delay)
         t = time.perf_counter()
         await page.goto(url, wait_until="commit", timeout=OPEN_TIMEOUT_MS)
-        await page.wait_for_selector(".st-key-grid .js-plotly-plot", timeout=OPEN_TIMEOUT_MS)
+        await page.wait_for_selector(".st-key-ex_grid .js-plotly-plot", timeout=OPEN_TIMEOUT_MS)
         layer = int(await layer_input(page).input_value()) - 1  # the slider shows 1..L
         await wait_view(page, bert, "I saw the man with a telescope.", layer, heads,
                         OPEN_TIMEOUT_MS)
@@ -149,7 +153,7 @@ async def run(args, bert, url, server_pid):
         # The teacher's screen: the app is open before the class arrives (model loaded)
         teacher = await browser.new_page(viewport={"width": 1280, "height": 800})
         await teacher.goto(url)
-        await teacher.wait_for_selector(".st-key-grid .js-plotly-plot", timeout=TIMEOUT_MS)
+        await teacher.wait_for_selector(".st-key-ex_grid .js-plotly-plot", timeout=TIMEOUT_MS)
         await teacher.close()
         start = asyncio.Event()
         tasks = [asyncio.create_task(student(browser, url, bert, texts[i], args.layer_moves,

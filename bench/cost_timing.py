@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mha_core import lab  # noqa: E402
+from mha_core import toy  # noqa: E402
 
 SIZES = [(512, 8, 128, 1), (512, 8, 512, 1), (256, 8, 1024, 1), (768, 12, 128, 4)]
 
@@ -23,9 +23,9 @@ def main():
     print(f"{'d':>4} {'h':>3} {'T':>5} {'B':>2} {'design':>6} {'params':>10} {'GFLOP':>7} "
           f"{'maps MB':>8} {'ms':>8} {'FLOP ×':>7} {'time ×':>7}")
     for d, h, T, B in SIZES:
-        costs = {k: lab.attention_cost(k, d, h, T, B) for k in lab.DESIGNS}
-        times = {k: lab.time_forward(lab.cost_module(k, d, h), T, B, repeats=5)
-                 for k in lab.DESIGNS}
+        costs = {k: toy.attention_cost(k, d, h, T, B) for k in toy.DESIGNS}
+        times = {k: toy.time_forward(toy.cost_module(k, d, h), T, B, repeats=5)
+                 for k in toy.DESIGNS}
         for k, c in costs.items():
             print(f"{d:>4} {h:>3} {T:>5} {B:>2} {k:>6} {c.params:>10,} {c.flops / 1e9:>7.3f} "
                   f"{c.map_bytes / 2**20:>8.2f} {times[k] * 1e3:>8.2f} "

@@ -24,8 +24,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e.conftest import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
-from tests.e2e.explorer_browser import wait_for_grid  # noqa: E402
+from testkit.browser import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    wait_for_grid,  # noqa: E402
+)
+from testkit.server import free_port  # noqa: E402
 
 # Anything Streamlit draws first: the status widget, a spinner, or the sidebar itself
 FIRST_PAINT = '[data-testid="stSidebar"], [data-testid="stSpinner"], [data-testid="stStatusWidget"]'
@@ -81,7 +85,7 @@ def main():
     from playwright.sync_api import sync_playwright
 
     import mha_core
-    from pages.common import DEFAULT_TEXT
+    from ui.presets import DEFAULT_TEXT
 
     bert = mha_core.load_bert()  # the expected tokens only
     tokens, heads = bert.encode(DEFAULT_TEXT).tokens, bert.config.num_attention_heads

@@ -16,7 +16,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import mha_core  # noqa: E402
-from mha_core import analysis as an  # noqa: E402
+from mha_core import metrics as mt  # noqa: E402
+from mha_core import patterns as pt  # noqa: E402
+from mha_core import views  # noqa: E402
 
 SENTENCES = [
     "I saw the man with a telescope.",
@@ -36,8 +38,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", default=None)
     bert = mha_core.load_bert(ap.parse_args().model)
-    per = [an.result_metrics(bert.attend(s)) for s in SENTENCES]
-    m = an.mean_metrics(per)
+    per = [mt.result_metrics(bert.attend(s)) for s in SENTENCES]
+    m = mt.mean_metrics(per)
     L, H = m["cls"].shape
     print(f"{bert!r}, {len(SENTENCES)} sentences (one [SEP] each)\n")
     print("layer  [CLS]  [SEP]  punct   (mean share over heads and rows)")
@@ -47,18 +49,18 @@ def main():
     for key, name in (("prev", "previous"), ("next", "next")):
         heads = [f"{i + 1}-{h + 1} ({m[key][i, h]:.2f})" for i, h in np.argwhere(m[key] > 0.5)]
         print(f"\nheads with > 0.5 on the {name} token: {len(heads)}: {', '.join(heads)}")
-    labels = an.label_heads(m)
+    labels = pt.label_heads(m)
     print("\nlabels of the averaged profile:",
           ", ".join(f"{k} {v}" for k, v in zip(*np.unique(labels, return_counts=True))))
-    ent = [float(an.entropy(bert.attend(s).attentions[-1, :, :1, :]).mean()) for s in SENTENCES]
+    ent = [float(mt.entropy(bert.attend(s).attentions[-1, :, :1, :]).mean()) for s in SENTENCES]
     print(f"entropy of [CLS]'s row, last layer, mean over heads: {np.mean(ent):.2f} nats "
           f"(log T ~ {np.mean([np.log(len(bert.encode(s).tokens)) for s in SENTENCES]):.2f})")
 
     res = bert.attend(SENTENCES[0])
     labels_w, _ = res.words()
-    g = an.find_word(labels_w, "with")
+    g = views.find_word(labels_w, "with")
     rows = res.word_level(res.attentions)[:, :, g, :].numpy()  # (L, H, G)
-    to = {w: rows[:, :, an.find_word(labels_w, w)] for w in ("saw", "man", "telescope")}
+    to = {w: rows[:, :, views.find_word(labels_w, w)] for w in ("saw", "man", "telescope")}
     print(f"\n'with' in '{SENTENCES[0]}':")
     for w, share in to.items():
         i, h = np.unravel_index(np.argmax(share), share.shape)

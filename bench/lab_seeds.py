@@ -20,7 +20,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mha_core.lab import LabConfig, train  # noqa: E402
+from mha_core.toy import LabConfig, train  # noqa: E402
 
 TEST_STEPS = 300  # tests/unit/test_lab_advantage.py trains this long
 

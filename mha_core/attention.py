@@ -134,11 +134,3 @@ class MultiHeadSelfAttention(nn.Module):
             scores = scores + mask[:, 0]  # (B, T, T)
         return scores.softmax(dim=-1)  # (B, T, T)
 
-
-def param_count_formula(d_model, n_heads, mode="wide"):
-    """Parameters of one MultiHeadSelfAttention with biases.
-    wide: 4 D^2 + 4 D.  narrow/random: 3 D^2 / H + 3 D (per-head Q, K, V) + D^2 + D (output)."""
-    d, h = d_model, n_heads
-    if mode == "wide":
-        return 4 * d * d + 4 * d
-    return 3 * d * d // h + 3 * d + d * d + d

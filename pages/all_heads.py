@@ -4,11 +4,18 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from mha_core import analysis as an
-from mha_core import figures as fg
-from pages import common
+from mha_core import metrics as mt
+from mha_core import patterns as pt
+from mha_core.rollout import rollout
+from ui import figures as fg
+from ui import guards, models, sidebar
+from ui.models import shape
+from ui.page import Page
+from ui.presentation import plot
+from ui.presets import PRESETS
 
-common.leave_legacy_pages_mode()
+PAGE = Page("ah", keep=("ah_corpus_source", "ah_corpus_lines", "ah_corpus_on"))
+PAGE.start()
 
 MAX_LINES = 200
 # Each corpus line is cut to this many tokens: Clark et al. 2019 profiled heads on segments of
@@ -16,36 +23,32 @@ MAX_LINES = 200
 CORPUS_TOKENS = 128
 
 
-@st.cache_data(**common.bounded(), show_spinner=False)
+@st.cache_data(**models.bounded(), show_spinner=False)
 def sentence_view(name: str, text: str) -> dict:
     """Everything this page draws for one sentence, as numpy (cached per model and text)."""
-    res = common.attend(name, text)
-    metrics = an.result_metrics(res)
+    res = models.attend(name, text)
+    metrics = mt.result_metrics(res)
     return dict(tokens=res.tokens, att=res.attentions.numpy(), metrics=metrics,
-                labels=an.label_heads(metrics), truncated=res.truncated,
+                labels=pt.label_heads(metrics), truncated=res.truncated,
                 raw=res.attentions.mean(dim=1).numpy(),  # (L, T, T) mean over heads
-                rollout=an.rollout(res.attentions).numpy())  # (L, T, T)
+                rollout=rollout(res.attentions).numpy())  # (L, T, T)
 
 
-@st.cache_data(**common.bounded(2048), show_spinner=False)
+@st.cache_data(**models.bounded(2048), show_spinner=False)
 def sentence_metrics(name: str, text: str) -> dict:
     """One corpus line's head metrics, on its first CORPUS_TOKENS tokens."""
     from mha_core.text import first_tokens
 
-    bert = common.bert_or_raise(name)
-    return an.result_metrics(bert.attend(first_tokens(text, bert.encode(text), CORPUS_TOKENS)))
-
-
-def short(labels) -> np.ndarray:
-    return np.vectorize(an.SHORT_LABEL.get)(labels)
+    bert = models.bert_or_raise(name)
+    return mt.result_metrics(bert.attend(first_tokens(text, bert.encode(text), CORPUS_TOKENS)))
 
 
 def head_table(metrics: dict, labels) -> pd.DataFrame:
     L, H = labels.shape
     rows = {"layer": np.repeat(np.arange(1, L + 1), H), "head": np.tile(np.arange(1, H + 1), L),
             "label": labels.ravel(),
-            "Kovaleva type": an.kovaleva_types(metrics, labels).ravel()}
-    rows.update({k: np.round(metrics[k].ravel(), 3) for k in an.METRICS})
+            "Kovaleva type": pt.kovaleva_types(metrics, labels).ravel()}
+    rows.update({k: np.round(metrics[k].ravel(), 3) for k in mt.METRICS})
     return pd.DataFrame(rows)
 
 
@@ -53,55 +56,55 @@ def show_heads(metrics: dict, labels, key: str):
     table = head_table(metrics, labels)
     counts = pd.Series(labels.ravel()).value_counts()
     st.caption("Heads per label: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
-    by = st.selectbox("Sort heads by", ["layer"] + list(an.METRICS), key=f"{key}_sort",
+    by = st.selectbox("Sort heads by", ["layer"] + list(mt.METRICS), key=f"ah_{key}_sort",
                       help="You can also click any column header of the table to sort by it.")
     ascending = by == "layer"
     st.dataframe(table.sort_values([by, "head"] if ascending else by, ascending=ascending),
-                 hide_index=True, key=f"{key}_table",
+                 hide_index=True, key=f"ah_{key}_table",
                  column_config={k: st.column_config.NumberColumn(help=v, format="%.3f")
-                                for k, v in an.METRICS.items()})
+                                for k, v in mt.METRICS.items()})
 
 
 def sentence_section(name: str, text: str):
     """The current sentence: atlas, labels, metrics, rollout. Text the model cannot show gets
     its message here, and corpus mode below still works."""
-    if common.check_text(name, text, cut=common.text_was_cut(),
+    if guards.check_text(name, text, cut=sidebar.text_was_cut(),
                          prompt="Type a sentence in the sidebar to see every head at "
                                 "work.") is None:
         return
-    view = common.computed_or_none(sentence_view, name, text)
+    view = guards.computed_or_none(sentence_view, name, text)
     if view is None:
         return
     tokens, L, H = view["tokens"], *view["labels"].shape
 
     st.subheader("The atlas")
-    st.caption(f"{common.shape(L, H)}, {len(tokens)} tokens. Each thumbnail is one head's "
+    st.caption(f"{shape(L, H)}, {len(tokens)} tokens. Each thumbnail is one head's "
                "map: row = the token that looks, column = the token looked at, darker = more "
                "weight. The word above a thumbnail is its pattern label (table below).")
     sentence = text if len(text) <= 60 else text[:57] + "…"
-    common.plot(st, fg.atlas_figure(view["att"], tokens, short(view["labels"]),
-                                    title=f"{common.shape(L, H)} on “{sentence}”"),
-                    key="atlas", config={"displayModeBar": False})
+    plot(st, fg.atlas_figure(view["att"], tokens, pt.short_labels(view["labels"]),
+                             title=f"{shape(L, H)} on “{sentence}”"),
+         key="ah_atlas", config={"displayModeBar": False})
     if len(tokens) > 48:
         st.caption("The thumbnails show the first 48 tokens; the metrics use every token.")
 
     with st.expander("How the labels are given (one table, checked top to bottom)", expanded=False):
         st.dataframe(pd.DataFrame(
-            [(i + 1, lab, an.METRICS[m], f"> {t:.2f}", src)
-             for i, (lab, m, t, src) in enumerate(an.PATTERN_RULES)]
-            + [(len(an.PATTERN_RULES) + 1, an.HETEROGENEOUS, "no rule above passed", "", "")],
+            [(i + 1, p.label, mt.METRICS[p.metric], f"> {p.threshold:.2f}", p.source)
+             for i, p in enumerate(pt.RULES)]
+            + [(len(pt.RULES) + 1, pt.HETEROGENEOUS, "no rule above passed", "", "")],
             columns=["order", "label", "metric", "threshold", "source"]), hide_index=True)
         st.markdown(
             "Clark et al. 2019 (*What Does BERT Look At?*) call a head *broad* above 3.8 nats "
             "of entropy, measured on 128-token segments, where the most any head can reach is "
             "log 128 = 4.85 nats. A 10-token sentence allows at most log 10 = 2.3 nats, so "
             "3.8 nats would never be reached. We therefore compare the entropy as a fraction "
-            f"of log T with 3.8 / 4.85 = {an.BROAD_FRACTION:.2f}, the same rule rescaled to "
+            f"of log T with 3.8 / 4.85 = {pt.BROAD_FRACTION:.2f}, the same rule rescaled to "
             "the sentence's length. The Kovaleva type column maps each label onto the five "
             "types of Kovaleva et al. 2019 (*Revealing the Dark Secrets of BERT*): vertical "
             "(sinks), diagonal (previous, next, self), heterogeneous; a heterogeneous head "
-            f"with at least {an.MIXED_SHARE:.1f} on [CLS]/[SEP]/punctuation and "
-            f"{an.MIXED_SHARE:.1f} on one diagonal is vertical+diagonal (our threshold). Block "
+            f"with at least {pt.MIXED_SHARE:.1f} on [CLS]/[SEP]/punctuation and "
+            f"{pt.MIXED_SHARE:.1f} on one diagonal is vertical+diagonal (our threshold). Block "
             "needs a sentence pair. Shares are averaged over every row, special tokens "
             "included.")
 
@@ -114,20 +117,21 @@ def sentence_section(name: str, text: str):
                "layer after layer: how much each token at that layer draws from each input token, "
                "through the residual path too. Rollout is an estimate of information flow, not a "
                "proof of what the model uses.")
-    common.plot(st, fg.rollout_figure(view["raw"], view["rollout"], tokens), key="rollout",
-                    config={"displayModeBar": False})
-    layer = st.select_slider("Look closer at layer", options=list(range(1, L + 1)), value=L)
-    common.plot(st, fg.rollout_figure(view["raw"], view["rollout"], tokens, layers=[layer - 1],
-                                      max_tokens=128),
-                    key="rollout_one", config={"displayModeBar": False})
+    plot(st, fg.rollout_figure(view["raw"], view["rollout"], tokens), key="ah_rollout",
+         config={"displayModeBar": False})
+    layer = st.select_slider("Look closer at layer", options=list(range(1, L + 1)), value=L,
+                             key="ah_rollout_layer")
+    plot(st, fg.rollout_figure(view["raw"], view["rollout"], tokens, layers=[layer - 1],
+                               max_tokens=128),
+         key="ah_rollout_one", config={"displayModeBar": False})
     if len(tokens) > 64:
         st.caption("The grid shows the first 64 tokens and the close-up the first 128; the rollout "
                    "itself runs over every token.")
 
 
 st.header("All heads")
-name, text = common.current_model(), common.current_text()
-bert = common.model_or_stop(name)
+name, text = sidebar.current_model(), sidebar.current_text()
+bert = guards.model_or_stop(name)
 sentence_section(name, text)
 
 st.subheader("Corpus mode")
@@ -136,24 +140,24 @@ st.caption("One sentence is an anecdote. Average the metrics over many sentences
            f"with its first {CORPUS_TOKENS} tokens, as in Clark et al. 2019's 128-token "
            "segments.")
 source = st.radio("Sentences", ["The presets", "My own lines"], horizontal=True,
-                  key="corpus_source")
+                  key="ah_corpus_source")
 if source == "The presets":
-    lines = list(common.PRESETS.values())
+    lines = list(PRESETS.values())
 else:
-    pasted = st.text_area("One sentence per line (up to 200)", key="corpus_lines", height=150)
+    pasted = st.text_area("One sentence per line (up to 200)", key="ah_corpus_lines", height=150)
     lines = [line.strip() for line in pasted.splitlines() if line.strip()]
     if len(lines) > MAX_LINES:
         st.warning(f"{len(lines)} lines pasted; the first {MAX_LINES} are used.")
         lines = lines[:MAX_LINES]
 if not lines:
     st.info("Paste at least one sentence, one per line.")
-elif st.toggle(f"Profile the heads on {len(lines)} sentence(s)", key="corpus_on"):
+elif st.toggle(f"Profile the heads on {len(lines)} sentence(s)", key="ah_corpus_on"):
     bar = st.progress(0.0, text="Reading the sentences…")
     per_sentence, skipped = [], 0
     for i, line in enumerate(lines):
-        line = line[:common.MAX_CHARS]
+        line = line[:guards.MAX_CHARS]
         try:
-            if common.text_facts(name, line)["only_special"]:
+            if models.text_facts(name, line)["only_special"]:
                 skipped += 1  # nothing but [CLS] and [SEP]: no head profile in it
             else:
                 per_sentence.append(sentence_metrics(name, line))
@@ -166,11 +170,11 @@ elif st.toggle(f"Profile the heads on {len(lines)} sentence(s)", key="corpus_on"
     if not per_sentence:
         st.info("None of these lines has words the model can read.", icon="✍️")
         st.stop()
-    profile = an.mean_metrics(per_sentence)
-    labels = an.label_heads(profile)
-    metric = st.selectbox("Colour by", list(an.METRICS), index=1, key="corpus_metric")
-    common.plot(st, fg.metric_grid_figure(profile[metric], short(labels),
-                                          f"Mean {an.METRICS[metric]} over {len(per_sentence)} "
-                                          f"sentences, with each head's label", metric),
-                    key="corpus_grid", config={"displayModeBar": False})
+    profile = mt.mean_metrics(per_sentence)
+    labels = pt.label_heads(profile)
+    metric = st.selectbox("Colour by", list(mt.METRICS), index=1, key="ah_corpus_metric")
+    plot(st, fg.metric_grid_figure(profile[metric], pt.short_labels(labels),
+                                   f"Mean {mt.METRICS[metric]} over {len(per_sentence)} "
+                                   f"sentences, with each head's label", metric),
+         key="ah_corpus_grid", config={"displayModeBar": False})
     show_heads(profile, labels, "corpus")

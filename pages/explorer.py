@@ -1,16 +1,21 @@
 """Explorer: every head of one layer for any sentence, with the layer's single head beside them.
 
-Widgets -> cached computation from mha_core -> figures from mha_core.figures.
+Widgets -> cached computation from mha_core -> figures from ui.figures.
 """
 
 import streamlit as st
 
-from mha_core import figures
-from mha_core.analysis import entropy, explorer_view, focus_targets, head_divergence
-from mha_core.export import attention_csv, attention_json
-from pages import common
+from mha_core.metrics import entropy, head_divergence
+from mha_core.views import explorer_view, focus_targets
+from ui import figures, guards, link, models, presets, sidebar
+from ui.export import attention_csv, attention_json
+from ui.labels import visible
+from ui.page import Page
+from ui.presentation import plot
 
-common.leave_legacy_pages_mode()
+PAGE = Page("ex", keep=("ex_words", "ex_nospecial"),
+            link=("layer", "head", "focus", "words", "nospecial"))
+pending = PAGE.start()
 
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 
@@ -25,17 +30,17 @@ def default_layer(name: str) -> int:
     import torch
 
     try:
-        div = torch.stack([head_divergence(common.attend(name, t).attentions)
-                           for t in common.PRESETS.values()])  # (presets, L)
+        div = torch.stack([head_divergence(models.attend(name, t).attentions)
+                           for t in presets.PRESETS.values()])  # (presets, L)
     except Exception:  # a checkpoint whose tokenizer cannot read the presets: start at 0
         return 0
     return int(div.mean(dim=0).argmax())
 
 
-@st.cache_data(**common.bounded(), show_spinner=False)
+@st.cache_data(**models.bounded(), show_spinner=False)
 def layer_view(name: str, text: str, layer: int, word_level: bool, hide_special: bool) -> dict:
     """One layer as shown: heads (H, G, G), single head and mean of heads (G, G), entropies."""
-    res = common.attend(name, text)
+    res = models.attend(name, text)
     heads, labels, special = explorer_view(res.attentions[layer], res, word_level, hide_special)
     single = explorer_view(res.single_head[layer], res, word_level, hide_special)[0]  # (G, G)
     mean = heads.mean(dim=0)  # (G, G): the mean of the maps shown
@@ -44,69 +49,21 @@ def layer_view(name: str, text: str, layer: int, word_level: bool, hide_special:
                 h_single=float(entropy(single)), h_mean=float(entropy(mean)), tokens=res.tokens)
 
 
-@st.cache_data(**common.bounded(), show_spinner=False)
+@st.cache_data(**models.bounded(), show_spinner=False)
 def focus_view(name: str, text: str, query: int, word_level: bool, hide_special: bool) -> dict:
     """Where the token at `query` (in the shown view) attends, in every head of every layer."""
-    res = common.attend(name, text)
+    res = models.attend(name, text)
     att = explorer_view(res.attentions, res, word_level, hide_special)[0]  # (L, H, G, G)
     top, weight, rows = focus_targets(att, query)
     return dict(top=top.numpy(), weight=weight.numpy(), rows=rows.numpy())
 
 
-def clamp_int(raw, lo: int, hi: int, what: str):
-    """(value or None, message or None) for a query parameter that should be an int in [lo, hi]."""
-    try:
-        value = int(str(raw).strip())
-    except ValueError:
-        return None, f"The link's {what} is not a number; it was ignored."
-    if not lo <= value <= hi:
-        clamped = min(max(value, lo), hi)
-        return clamped, f"The link's {what} {value} is outside {lo}–{hi}; showing {what} {clamped}."
-    return value, None
-
-
-def resolve_focus(raw: str, labels) -> int | None:
-    """A focus parameter: a token's text (its first occurrence) or "#i" for position i."""
-    raw = str(raw)
-    lowered = [x.lower() for x in labels]
-    if raw.lower() in lowered:
-        return lowered.index(raw.lower())
-    digits = raw[1:]
-    if raw.startswith("#") and digits.isascii() and digits.isdigit() and len(digits) <= 6 \
-            and int(digits) < len(labels):
-        return int(digits)
-    return None
-
-
-def kept_focus(at: tuple, labels) -> int | None:
-    """The focus kept from the last run, (token text, position): the same position while it
-    holds the same token (the second "the" stays the second), else the token's first
-    occurrence (the sentence changed), else None."""
-    label, i = at
-    if 0 <= i < len(labels) and labels[i] == label:
-        return i
-    return resolve_focus(label, labels) if label else None
-
-
-def focus_param(labels, i: int) -> str:
-    """The inverse of resolve_focus: the token's text when that finds it, else "#i"."""
-    return labels[i] if resolve_focus(labels[i], labels) == i else f"#{i}"
-
-
-def default_focus(text: str, labels, special) -> int:
-    want = common.PRESET_FOCUS.get(text, "").lower()
-    lowered = [x.lower() for x in labels]
-    if want in lowered:
-        return lowered.index(want)
-    return next((i for i, s in enumerate(special) if not s), 0)
-
-
 # --- model and text ------------------------------------------------------------------------
-name, text = common.current_model(), common.current_text()
-bert = common.model_or_stop(name)
+name, text = sidebar.current_model(), sidebar.current_text()
+bert = guards.model_or_stop(name)
 cfg = bert.config
 L, H, D = cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size
-facts = common.check_text(name, text, cut=common.text_was_cut(),
+facts = guards.check_text(name, text, cut=sidebar.text_was_cut(),
                           prompt="Type a sentence in the sidebar (or load an example) to see "
                                  "what every head looks at.")
 if facts is None:
@@ -116,41 +73,40 @@ if facts is None:
 # Layers and heads are numbered from 1 on every page and in the link, as in the papers
 # (Clark et al. 2019's "head 8-10"); `layer` and `head` below are 0-based indices.
 ss = st.session_state
-pending = common.pending_params()
-for key, hi in (("layer", L), ("head", H)):
-    if key in pending:
-        value, note = clamp_int(pending.pop(key), 1, hi, key)
+for param, key, hi in (("layer", "ex_layer", L), ("head", "ex_head", H)):
+    if param in pending:
+        value, note = link.clamp_int(pending.pop(param), 1, hi, param)
         if value is not None:
             ss[key] = value
         if note:
             st.warning(note, icon="🔗")
-for key, param in (("word_level", "words"), ("hide_special", "nospecial")):
+for param, key in (("words", "ex_words"), ("nospecial", "ex_nospecial")):
     if param in pending:  # before the focus token, which is a position in this view
-        ss[key] = common.is_on(pending.pop(param))
+        ss[key] = link.is_on(pending.pop(param))
 # Widget state is dropped on a run that does not draw the widget (another page, a model that
-# failed to load); "_layer"/"_head" keep the view until the widgets are back.
-if "layer" not in ss:
-    ss.layer = ss["_layer"] if "_layer" in ss else default_layer(name) + 1
-ss.setdefault("head", ss.get("_head", 1))
-ss.layer, ss.head = min(ss.layer, L), min(ss.head, H)  # after a model change
+# failed to load); "ex_shown" keeps the layer and head until the widgets are back.
+shown = ss.get("ex_shown", (None, 1))
+if "ex_layer" not in ss:
+    ss.ex_layer = shown[0] if shown[0] is not None else default_layer(name) + 1
+ss.setdefault("ex_head", shown[1])
+ss.ex_layer, ss.ex_head = min(ss.ex_layer, L), min(ss.ex_head, H)  # after a model change
 
 c1, c2, c3, c4 = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
 if L > 1:
-    layer = c1.slider("Layer", 1, L, key="layer") - 1
+    layer = c1.slider("Layer", 1, L, key="ex_layer") - 1
 else:  # a slider needs two values
     layer = 0
     c1.caption("Layer 1 (this model has one layer)")
-head = c2.selectbox("Enlarge head", list(range(1, H + 1)), key="head",
+head = c2.selectbox("Enlarge head", list(range(1, H + 1)), key="ex_head",
                     format_func=lambda h: f"head {h}") - 1
-word_level = c3.toggle("Whole words", key="word_level",
+word_level = c3.toggle("Whole words", key="ex_words",
                        help="Merge subword pieces into words (Clark et al. 2019): attention "
                             "to a word is summed over its pieces, attention from it averaged.")
-hide_special = c4.toggle("Hide [CLS]/[SEP]", key="hide_special",
+hide_special = c4.toggle("Hide [CLS]/[SEP]", key="ex_nospecial",
                          help="Drop the special tokens and renormalise each row to sum to 1.")
+ss.ex_shown = (layer + 1, head + 1)
 
-ss._layer, ss._head = layer + 1, head + 1
-
-v = common.computed_or_stop(layer_view, name, text, layer, word_level, hide_special)
+v = guards.computed_or_stop(layer_view, name, text, layer, word_level, hide_special)
 labels = v["labels"]
 if hide_special:
     st.caption("[CLS] and [SEP] are hidden: each row is renormalised over the remaining tokens "
@@ -159,14 +115,14 @@ if hide_special:
 # --- per-head grid | the single head and the mean ------------------------------------------
 left, right = st.columns([3, 2], gap="small")
 titles = [f"head {h + 1} · {v['h_heads'][h]:.2f} nats" for h in range(H)]
-common.plot(left, figures.head_grid(v["heads"], labels, titles, selected=head),
-                  config=PLOT_CONFIG, theme=None, key="grid")
-common.plot(right, figures.heatmap(v["single"], labels, height=270, show_scale=False, zoom=False,
-                                   title=f"single head (width {D}) · {v['h_single']:.2f} nats"),
-                   config=PLOT_CONFIG, theme=None, key="single")
-common.plot(right, figures.heatmap(v["mean"], labels, height=270, show_scale=False, zoom=False,
-                                   title=f"mean of the {H} heads · {v['h_mean']:.2f} nats"),
-                   config=PLOT_CONFIG, theme=None, key="mean")
+plot(left, figures.head_grid(v["heads"], labels, titles, selected=head),
+     config=PLOT_CONFIG, theme=None, key="ex_grid")
+plot(right, figures.heatmap(v["single"], labels, height=270, show_scale=False, zoom=False,
+                            title=f"single head (width {D}) · {v['h_single']:.2f} nats"),
+     config=PLOT_CONFIG, theme=None, key="ex_single")
+plot(right, figures.heatmap(v["mean"], labels, height=270, show_scale=False, zoom=False,
+                            title=f"mean of the {H} heads · {v['h_mean']:.2f} nats"),
+     config=PLOT_CONFIG, theme=None, key="ex_mean")
 right.caption(
     f"Each map: rows are the tokens looking (queries), columns the tokens looked at (keys); "
     f"darker means more attention, and entropy (nats) says how spread a row is. The **single "
@@ -177,10 +133,10 @@ right.caption(
 # --- the enlarged head, with downloads | the focus token -----------------------------------
 big, focus_col = st.columns([2, 3], gap="medium")
 weights = v["heads"][head]  # (G, G)
-common.plot(big, figures.heatmap(weights, labels, height=520,
-                                 title=f"layer {layer + 1}, head {head + 1} · "
-                                       f"{v['h_heads'][head]:.2f} nats"),
-                 config=PLOT_CONFIG, theme=None, key="big")
+plot(big, figures.heatmap(weights, labels, height=520,
+                          title=f"layer {layer + 1}, head {head + 1} · "
+                                f"{v['h_heads'][head]:.2f} nats"),
+     config=PLOT_CONFIG, theme=None, key="ex_big")
 meta = dict(model=name, text=text, layer=layer + 1, head=head + 1, numbering="from 1",
             view=dict(word_level=word_level, hide_special=hide_special))
 d1, d2 = big.columns(2)
@@ -191,27 +147,25 @@ d2.download_button("Download JSON", lambda: attention_json(labels, weights, **me
                    width="stretch")
 
 with focus_col:
-    key = f"focus_{hash(tuple(labels))}"  # a new list of tokens gets a fresh widget
+    key = f"ex_focus_{hash(tuple(labels))}"  # a new list of tokens gets a fresh widget
     if "focus" in pending:
-        found = resolve_focus(pending.pop("focus"), labels)
+        found = link.resolve_focus(pending.pop("focus"), labels)
         if found is None:
             st.warning("The link's focus token is not in this sentence; it was ignored.",
                        icon="🔗")
         else:
-            ss.focus_at = (labels[found], found)
-    start = kept_focus(ss.get("focus_at", ("", -1)), labels)
+            ss.ex_focus_at = (labels[found], found)
+    start = link.kept_focus(ss.get("ex_focus_at", ("", -1)), labels)
     if start is None:
-        start = default_focus(text, labels, v["special"])
+        start = presets.default_focus(text, labels, v["special"])
     query = st.selectbox("Focus token", list(range(len(labels))), index=start, key=key,
-                         format_func=lambda i: f"{i}: {figures.visible(labels[i])}")
-    ss.focus_at = (labels[query], query)
-    f = common.computed_or_stop(focus_view, name, text, query, word_level, hide_special)
-    common.plot(st, figures.focus_grid(f["top"], f["weight"], labels, v["special"],
-                                       labels[query]),
-                    config=PLOT_CONFIG, theme=None, key="focus_grid")
-    common.plot(st, figures.focus_bars(f["rows"][layer], labels, v["special"],
-                                       labels[query], layer),
-                    config=PLOT_CONFIG, theme=None, key="focus_bars")
+                         format_func=lambda i: f"{i}: {visible(labels[i])}")
+    ss.ex_focus_at = (labels[query], query)
+    f = guards.computed_or_stop(focus_view, name, text, query, word_level, hide_special)
+    plot(st, figures.focus_grid(f["top"], f["weight"], labels, v["special"], labels[query]),
+         config=PLOT_CONFIG, theme=None, key="ex_focus_grid")
+    plot(st, figures.focus_bars(f["rows"][layer], labels, v["special"], labels[query], layer),
+         config=PLOT_CONFIG, theme=None, key="ex_focus_bars")
 
-common.write_query_params(layer=layer + 1, head=head + 1, focus=focus_param(labels, query),
-                          words=1 if word_level else None, nospecial=1 if hide_special else None)
+link.write_query_params(layer=layer + 1, head=head + 1, focus=link.focus_param(labels, query),
+                        words=1 if word_level else None, nospecial=1 if hide_special else None)

@@ -8,32 +8,36 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from mha_core import analysis as an
-from mha_core import figures as fg
-from pages import common
+from mha_core import ablation as ab
+from mha_core.heads import HeadId, head_names
+from ui import figures as fg
+from ui import guards, models, sidebar
+from ui.page import Page
+from ui.presentation import plot
 
-common.leave_legacy_pages_mode()
+PAGE = Page("hl", keep=("hl_how", "hl_heads", "hl_layers"))
+PAGE.start()
 
 
-@st.cache_data(**common.bounded(), show_spinner="Switching each head off in turn…")
+@st.cache_data(**models.bounded(), show_spinner="Switching each head off in turn…")
 def importance_view(name: str, text: str) -> dict:
-    bert = common.bert_or_raise(name)
-    imp = an.head_importance(bert, text)  # (L, H)
-    return dict(importance=imp, curve=an.pruning_curve(bert, text, imp))
+    bert = models.bert_or_raise(name)
+    imp = ab.head_importance(bert, text)  # (L, H)
+    return dict(importance=imp, curve=ab.pruning_curve(bert, text, imp))
 
 
-@st.cache_data(**common.bounded(), show_spinner=False)
+@st.cache_data(**models.bounded(), show_spinner=False)
 def ablation_view(name: str, text: str, mask: tuple) -> dict:
     """The ablated run against the intact one; mask is (L, H) as nested tuples (hashable)."""
-    bert = common.bert_or_raise(name)
-    intact = common.attend(name, text)
+    bert = models.bert_or_raise(name)
+    intact = models.attend(name, text)
     ablated = bert.attend(text, head_mask=np.array(mask, dtype=np.float32))
-    change = an.output_change(intact.hidden_states[-1], ablated.hidden_states[-1])  # (T,)
+    change = ab.output_change(intact.hidden_states[-1], ablated.hidden_states[-1])  # (T,)
     n = MAX_PAIR_TOKENS  # only these are drawn: a 512-token pair would be ~150 MB in the cache
     return dict(change=change.numpy(),
                 intact=intact.attentions[..., :n, :n].numpy(),  # (L, H, n, n)
                 ablated=ablated.attentions[..., :n, :n].numpy(),
-                map_change=an.map_change(intact.attentions, ablated.attentions))
+                map_change=ab.map_change(intact.attentions, ablated.attentions))
 
 
 def ranking(name: str, text: str, n_tokens: int) -> str:
@@ -42,13 +46,13 @@ def ranking(name: str, text: str, n_tokens: int) -> str:
     not beyond, where it would hold the server's one core for a minute."""
     if n_tokens > RANK_MAX_TOKENS:
         return "too long"
-    if n_tokens <= RANK_AUTO_TOKENS or st.session_state.get("lab_ranked") == (name, text):
+    if n_tokens <= RANK_AUTO_TOKENS or st.session_state.get("hl_ranked") == (name, text):
         return "ready"
     return "ask"
 
 
 def rank_now(name: str, text: str):
-    st.session_state.lab_ranked = (name, text)
+    st.session_state.hl_ranked = (name, text)
 
 
 RANK_AUTO_TOKENS = 64  # longer texts are ranked on request (ranking)
@@ -56,14 +60,10 @@ RANK_MAX_TOKENS = 256  # and longer ones not at all
 MAX_PAIR_TOKENS = 128  # the intact/ablated pair of maps shows at most this many tokens
 
 
-def head_names(L: int, H: int) -> list:
-    return [f"L{layer + 1} H{head + 1}" for layer in range(L) for head in range(H)]
-
-
 st.header("Head lab")
-name, text = common.current_model(), common.current_text()
-bert = common.model_or_stop(name)
-facts = common.check_text(name, text, cut=common.text_was_cut(),
+name, text = sidebar.current_model(), sidebar.current_text()
+bert = guards.model_or_stop(name)
+facts = guards.check_text(name, text, cut=sidebar.text_was_cut(),
                           prompt="Type a sentence in the sidebar, then switch heads off here.")
 if facts is None:
     st.stop()
@@ -72,31 +72,30 @@ runs = 2 * L * H + 2  # the importance ranking and the pruning curve
 rank = ranking(name, text, facts["n_tokens"])
 why_not = {"ask": "press **Rank the heads** below first",
            "too long": f"it is offered for texts of up to {RANK_MAX_TOKENS} tokens"}
-intact = common.computed_or_stop(common.attend, name, text)
+intact = guards.computed_or_stop(models.attend, name, text)
 tokens = intact.tokens
 st.caption("Switching a head off sets its attention weights to zero for this one run (a head "
            "mask), so it adds nothing to its layer's output. The model itself is never changed.")
 
 st.subheader("Switch heads off")
 how = st.radio("How", ["Single heads", "Whole layers", "Keep only the top k per layer"],
-               horizontal=True, key="lab_how")
+               horizontal=True, key="hl_how")
 mask = np.ones((L, H))
 if how == "Single heads":
-    off = st.multiselect("Heads to switch off", head_names(L, H), key="lab_heads",
+    off = st.multiselect("Heads to switch off", head_names(L, H), key="hl_heads",
                          placeholder="Choose heads, e.g. L1 H3")
-    for item in off:
-        layer, head = (int(x) - 1 for x in item[1:].split(" H"))
-        mask[layer, head] = 0
+    for item in map(HeadId.parse, off):
+        mask[item.layer, item.head] = 0
 elif how == "Whole layers":
     off = st.multiselect("Layers to switch off", [f"L{i + 1}" for i in range(L)],
-                         key="lab_layers")
+                         key="hl_layers")
     for item in off:
         mask[int(item[1:]) - 1] = 0
 else:
     k = st.slider("Heads kept in each layer (the most important on this sentence)", 0, H, H,
-                  key="lab_k")
+                  key="hl_k")
     if rank == "ready":
-        mask = an.top_k_mask(importance_view(name, text)["importance"], k)
+        mask = ab.top_k_mask(importance_view(name, text)["importance"], k)
     else:  # the mask stays all ones until the heads are ranked
         st.info(f"Keeping the top k needs the ranking of the heads: {why_not[rank]}.")
 
@@ -105,8 +104,8 @@ n_off = int((mask == 0).sum())
 c1, c2 = st.columns(2)
 c1.metric("Heads switched off", f"{n_off} of {L * H}")
 c2.metric("Output change (mean 1 − cos of the final layer)", f"{view['change'].mean():.4f}")
-common.plot(st, fg.token_change_figure(tokens, view["change"]), key="token_change",
-                config={"displayModeBar": False})
+plot(st, fg.token_change_figure(tokens, view["change"]), key="hl_token_change",
+     config={"displayModeBar": False})
 
 if n_off:
     lowest = int(np.argwhere(mask == 0)[:, 0].min())
@@ -118,21 +117,21 @@ if n_off:
         st.markdown(f"**The maps.** Layers up to L{lowest + 1} see the same input as before; "
                     "from the next layer on, every head reads a changed input, so its map "
                     "moves. A head that is off has an all-zero map.")
-    common.plot(st, fg.map_change_figure(view["map_change"], mask), key="map_change",
-                    config={"displayModeBar": False})
+    plot(st, fg.map_change_figure(view["map_change"], mask), key="hl_map_change",
+         config={"displayModeBar": False})
     above = view["map_change"].copy()
     above[mask == 0] = -1  # suggest the head still on whose map moved most
     if above.max() <= 0:  # none moved (only the last layer is off, or every head): one that is off
         above = (mask == 0).astype(float)
     best = np.unravel_index(np.argmax(above), above.shape)
-    names = head_names(L, H)
-    pick = st.selectbox("Compare one head, intact and ablated", names,
-                        index=int(best[0] * H + best[1]), key="lab_pick")
-    layer, head = divmod(names.index(pick), H)
-    common.plot(st, fg.side_by_side_figure(
+    pick = st.selectbox("Compare one head, intact and ablated", head_names(L, H),
+                        index=HeadId(*map(int, best)).index(H), key="hl_pick")
+    picked = HeadId.parse(pick)
+    layer, head = picked.layer, picked.head
+    plot(st, fg.side_by_side_figure(
         view["intact"][layer, head], tokens[:MAX_PAIR_TOKENS], view["ablated"][layer, head],
         tokens[:MAX_PAIR_TOKENS],
-        f"{pick}, intact", f"{pick}, with the heads off"), key="lab_pair",
+        f"{pick}, intact", f"{pick}, with the heads off"), key="hl_pair",
         config={"displayModeBar": False})
     if len(tokens) > MAX_PAIR_TOKENS:
         st.caption(f"The maps show the first {MAX_PAIR_TOKENS} tokens.")
@@ -146,7 +145,7 @@ st.caption("Each head is switched off alone and the final layer is compared with
            "task's accuracy.")
 if rank == "ask":
     st.button(f"Rank the heads ({runs} forward passes of {facts['n_tokens']} tokens)",
-              key="rank", on_click=rank_now, args=(name, text))
+              key="hl_rank", on_click=rank_now, args=(name, text))
     st.caption(f"Texts of more than {RANK_AUTO_TOKENS} tokens are ranked on request.")
     st.stop()
 if rank == "too long":
@@ -155,14 +154,14 @@ if rank == "too long":
     st.stop()
 imp_view = importance_view(name, text)
 imp = imp_view["importance"]
-common.plot(st, fg.importance_figure(imp), key="importance", config={"displayModeBar": False})
+plot(st, fg.importance_figure(imp), key="hl_importance", config={"displayModeBar": False})
 left, right = st.columns([1, 2])
 ranking = pd.DataFrame({"head": head_names(L, H), "importance": imp.ravel()})
 ranking = ranking.sort_values("importance", ascending=False).reset_index(drop=True)
 ranking.index += 1
-left.dataframe(ranking.style.format({"importance": "{:.4f}"}), key="ranking", height=340)
-common.plot(right, fg.pruning_curve_figure(imp_view["curve"]), key="pruning",
-                   config={"displayModeBar": False})
+left.dataframe(ranking.style.format({"importance": "{:.4f}"}), key="hl_ranking", height=340)
+plot(right, fg.pruning_curve_figure(imp_view["curve"]), key="hl_pruning",
+     config={"displayModeBar": False})
 curve = imp_view["curve"]
 for limit in (0.01, 0.05):
     can_go = int(np.argmax(curve > limit)) - 1 if (curve > limit).any() else len(curve) - 1

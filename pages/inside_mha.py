@@ -4,30 +4,34 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from mha_core import figures, lab
+from mha_core import toy
 from mha_core.attention import MODES, MultiHeadSelfAttention, input_slices
-from pages import common
+from mha_core.neuron import real_steps
+from ui import figures, guards, models, sidebar
+from ui.page import Page
+from ui.presentation import plot
 
-common.leave_legacy_pages_mode()
+PAGE = Page("im", keep=("im_real_layer", "im_real_head"))
+PAGE.start()
 
 
-@st.cache_data(**common.bounded(), show_spinner=False)
+@st.cache_data(**models.bounded(), show_spinner=False)
 def toy_walkthrough(words: tuple, seed: int):
-    return lab.walkthrough(words, lab.toy_attention(4, 2, seed))
+    return toy.walkthrough(words, toy.toy_attention(4, 2, seed))
 
 
-@st.cache_data(**common.bounded(), show_spinner=False)
+@st.cache_data(**models.bounded(), show_spinner=False)
 def real_model_steps(name: str, text: str, layer: int, head: int, query: int):
-    bert = common.bert_or_raise(name)
-    res = common.attend(name, text)
+    bert = models.bert_or_raise(name)
+    res = models.attend(name, text)
     x = res.hidden_states[layer]  # (T, D): the input of this layer
-    return lab.real_steps(bert.model.layers[layer].attn, x, head, query)
+    return real_steps(bert.model.layers[layer].attn, x, head, query)
 
 
-@st.cache_data(**common.bounded(), show_spinner="Timing the three designs…")
+@st.cache_data(**models.bounded(), show_spinner="Timing the three designs…")
 def forward_times(d_model: int, n_heads: int, T: int, B: int) -> dict:
-    return {d: lab.time_forward(lab.cost_module(d, d_model, n_heads), T, B, repeats=3)
-            for d in lab.DESIGNS}
+    return {d: toy.time_forward(toy.cost_module(d, d_model, n_heads), T, B, repeats=3)
+            for d in toy.DESIGNS}
 
 
 def fmt_int(n) -> str:
@@ -54,29 +58,29 @@ walk_tab, real_tab, slices_tab, cost_tab = st.tabs(
 with walk_tab:
     st.markdown("The classroom example: two words, **d_model = 4**, **2 heads** (so "
                 "d_k = 4 / 2 = 2), seeded weights rounded to one decimal, no biases. Edit the "
-                f"words (up to {lab.TOY_MAX_WORDS}) and step through.")
+                f"words (up to {toy.TOY_MAX_WORDS}) and step through.")
     c1, c2 = st.columns([3, 1])
-    text = c1.text_input("Toy words", value=lab.TOY_TEXT, key="toy_text", max_chars=200)
-    seed = c2.number_input("Weight seed", 0, 999, 0, key="toy_seed")
-    words, message = lab.parse_toy_words(text)
+    text = c1.text_input("Toy words", value=toy.TOY_TEXT, key="im_toy_text", max_chars=200)
+    seed = c2.number_input("Weight seed", 0, 999, 0, key="im_toy_seed")
+    words, message = toy.parse_toy_words(text)
     if message:
         st.info(message)
     wt = toy_walkthrough(tuple(words), int(seed))
     n_steps = len(wt.steps)
-    st.session_state.setdefault("toy_step", 1)
+    st.session_state.setdefault("im_toy_step", 1)
 
     def move(delta):
-        st.session_state.toy_step = min(max(st.session_state.toy_step + delta, 1), n_steps)
+        st.session_state.im_toy_step = min(max(st.session_state.im_toy_step + delta, 1), n_steps)
 
     b1, b2, b3, b4 = st.columns(4)
-    b1.button("◀ Back", on_click=move, args=(-1,), key="toy_back", width="stretch")
-    b2.button("Next step ▶", on_click=move, args=(1,), key="toy_next", type="primary",
+    b1.button("◀ Back", on_click=move, args=(-1,), key="im_toy_back", width="stretch")
+    b2.button("Next step ▶", on_click=move, args=(1,), key="im_toy_next", type="primary",
               width="stretch")
-    b3.button("Show all", on_click=move, args=(n_steps,), key="toy_all",
+    b3.button("Show all", on_click=move, args=(n_steps,), key="im_toy_all",
               width="stretch")
-    b4.button("Start over", on_click=move, args=(-n_steps,), key="toy_reset",
+    b4.button("Start over", on_click=move, args=(-n_steps,), key="im_toy_reset",
               width="stretch")
-    shown = min(st.session_state.toy_step, n_steps)
+    shown = min(st.session_state.im_toy_step, n_steps)
     st.progress(shown / n_steps, text=f"Step {shown} of {n_steps}")
     for step in wt.steps[:shown]:
         st.subheader(step.title)
@@ -85,7 +89,7 @@ with walk_tab:
         for start in range(0, len(step.matrices), per_row):
             cols = st.columns(per_row)
             for col, m in zip(cols, step.matrices[start:start + per_row]):
-                common.plot(col, figures.matrix_figure(m.values, m.rows, m.cols,
+                plot(col, figures.matrix_figure(m.values, m.rows, m.cols,
                                                        f"{m.name}   {m.shape_text}"),
                                  width="stretch")
     if shown == n_steps:
@@ -95,24 +99,24 @@ with walk_tab:
 
 # --- the same steps on the real model ----------------------------------------------------------
 with real_tab:
-    name, sentence = common.current_model(), common.current_text()
-    bert, err = common.get_bert(name)
+    name, sentence = sidebar.current_model(), sidebar.current_text()
+    bert, err = models.get_bert(name)
     if err:
         st.error(err, icon="🚫")
-    elif common.check_text(name, sentence, cut=common.text_was_cut(),
+    elif guards.check_text(name, sentence, cut=sidebar.text_was_cut(),
                            prompt="Type a sentence in the sidebar to see it go through the "
                                   "model.") is not None:
-        res = common.attend(name, sentence)
+        res = models.attend(name, sentence)
         cfg = bert.config
         L, H, D = cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size
         c1, c2, c3 = st.columns(3)
         layer = c1.selectbox("Layer", range(L), format_func=lambda i: f"layer {i + 1}",
-                             key="real_layer")
+                             key="im_real_layer")
         head = c2.selectbox("Head", range(H), format_func=lambda i: f"head {i + 1}",
-                            key="real_head")
+                            key="im_real_head")
         T = len(res.tokens)
         query = c3.selectbox("Query token", range(T), index=min(1, T - 1),
-                             format_func=lambda i: f"{i}: {res.tokens[i]}", key="real_query")
+                             format_func=lambda i: f"{i}: {res.tokens[i]}", key="im_real_query")
         steps = real_model_steps(name, sentence, int(layer), int(head), int(query))
         st.markdown(f"**{bert.name}**, layer {layer + 1}: d_model = {D}, h = {H}, "
                     f"d_k = {D // H}, T = {T} tokens, batch B = 1.")
@@ -120,12 +124,12 @@ with real_tab:
             [{"stage": s, "shape": str(shape), "what": w} for s, shape, w in steps.shapes]),
             hide_index=True, width="stretch")
         st.subheader("The neuron view")
-        token = common.md_text(res.tokens[query])
+        token = guards.md_text(res.tokens[query])
         st.write(f"Head {head + 1}'s query vector q for “{token}” is multiplied "
                  "elementwise with every key vector k (left); each row's sum divided by "
                  f"√d_k = √{D // H} is the logit (middle); the softmax of the logits is the "
                  "attention row (right).")
-        common.plot(st, figures.neuron_figure(res.tokens, steps.products, steps.logits,
+        plot(st, figures.neuron_figure(res.tokens, steps.products, steps.logits,
                                               steps.probs, res.tokens[query]),
                         width="stretch")
         gap = float(np.abs(steps.probs - steps.module_probs).max())
@@ -141,11 +145,11 @@ with slices_tab:
         "sees its own random subset of input dimensions; subsets may overlap, and some "
         "dimensions may reach no head at all. In every mode W_O mixes all heads afterwards.")
     c1, c2, c3, c4 = st.columns(4)
-    d = c1.selectbox("d_model", [8, 12, 16, 24, 32], index=2, key="sl_d")
+    d = c1.selectbox("d_model", [8, 12, 16, 24, 32], index=2, key="im_sl_d")
     h_options = [h for h in (1, 2, 3, 4, 6, 8) if d % h == 0 and h < d]
-    h = c2.selectbox("heads h", h_options, index=min(2, len(h_options) - 1), key="sl_h")
-    T_sl = c3.number_input("tokens T (for FLOPs)", 1, 4096, 16, key="sl_T")
-    slice_seed = c4.number_input("random seed", 0, 999, 0, key="sl_seed")
+    h = c2.selectbox("heads h", h_options, index=min(2, len(h_options) - 1), key="im_sl_h")
+    T_sl = c3.number_input("tokens T (for FLOPs)", 1, 4096, 16, key="im_sl_T")
+    slice_seed = c4.number_input("random seed", 0, 999, 0, key="im_sl_seed")
     cols = st.columns(3)
     for col, mode in zip(cols, MODES):
         reads = np.ones((h, d))
@@ -153,10 +157,10 @@ with slices_tab:
             reads = np.zeros((h, d))
             sl = input_slices(d, h, mode, int(slice_seed)).numpy()  # (H, K)
             np.put_along_axis(reads, sl, 1.0, axis=1)
-        c = lab.slice_cost(mode, d, h, int(T_sl))
+        c = toy.slice_cost(mode, d, h, int(T_sl))
         real = sum(p.numel() for p in
                    MultiHeadSelfAttention(d, h, mode, slice_seed=int(slice_seed)).parameters())
-        common.plot(col, figures.slices_figure(reads, f"{mode}: which dims reach which head"),
+        plot(col, figures.slices_figure(reads, f"{mode}: which dims reach which head"),
                          width="stretch")
         col.markdown(f"- parameters: **{c.params:,}** (a real module has {real:,})\n"
                      f"- projection FLOPs: **{c.proj_flops:,}**\n"
@@ -175,20 +179,20 @@ with cost_tab:
                 "Check it for any size. FLOPs count a multiply-add as 2 (softmax, scaling "
                 "and biases left out); attention maps are float32.")
     c1, c2, c3, c4 = st.columns(4)
-    d = c1.selectbox("d_model", [64, 128, 256, 384, 512, 768, 1024], index=4, key="cost_d")
-    h = c2.selectbox("heads h", [1, 2, 4, 6, 8, 12, 16], index=4, key="cost_h")
-    T = c3.number_input("tokens T", 1, 8192, 128, key="cost_T")
-    B = c4.number_input("batch", 1, 256, 1, key="cost_B")
+    d = c1.selectbox("d_model", [64, 128, 256, 384, 512, 768, 1024], index=4, key="im_cost_d")
+    h = c2.selectbox("heads h", [1, 2, 4, 6, 8, 12, 16], index=4, key="im_cost_h")
+    T = c3.number_input("tokens T", 1, 8192, 128, key="im_cost_T")
+    B = c4.number_input("batch", 1, 256, 1, key="im_cost_B")
     T, B = int(T), int(B)
     if d % h:
         st.warning(f"d_model = {d} is not divisible by h = {h}: h heads of d_model/h do not "
                    "exist. Choose another h.")
     else:
-        costs = [lab.attention_cost(k, d, h, T, B) for k in lab.DESIGNS]
-        real = [lab.module_params(k, d, h) for k in lab.DESIGNS]
+        costs = [toy.attention_cost(k, d, h, T, B) for k in toy.DESIGNS]
+        real = [toy.module_params(k, d, h) for k in toy.DESIGNS]
         names = [f"{c.heads} × {c.d_head}" for c in costs]
         rows = []
-        for name, c, r in zip(lab.DESIGNS.values(), costs, real):
+        for name, c, r in zip(toy.DESIGNS.values(), costs, real):
             rows.append({"design": name, "heads × d_k": f"{c.heads} × {c.d_head}",
                          "parameters": f"{c.params:,}",
                          "real module": f"{r:,} {'✓' if r == c.params else '✗'}",
@@ -199,13 +203,13 @@ with cost_tab:
         small = costs[2].flops <= 4e9 and costs[2].map_bytes <= 2**28
         if small:
             times = forward_times(d, h, T, B)
-            for row, k in zip(rows, lab.DESIGNS):
+            for row, k in zip(rows, toy.DESIGNS):
                 row["forward (measured)"] = f"{times[k] * 1e3:.2f} ms"
                 row["time ÷ 1 head"] = f"{times[k] / times['one']:.2f}×"
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
         if not small:
             st.caption("Too large to time here on a shared CPU; the formulas still hold.")
-        common.plot(st, figures.cost_figure(names, [c.params for c in costs],
+        plot(st, figures.cost_figure(names, [c.params for c in costs],
                                             [c.flops for c in costs],
                                             [c.map_bytes for c in costs],
                                             f"d_model {d}, h {h}, T {T}, batch {B}"),

@@ -1,14 +1,19 @@
 """Training lab: tiny attention models trained live on the CPU, to see why heads end up
 different and whether many small heads beat one big one."""
 
+from dataclasses import replace
+
 import numpy as np
 import pandas as pd
 import streamlit as st
 
-from mha_core import figures, lab
-from pages import common
+from mha_core import toy
+from ui import figures, models
+from ui.page import Page
+from ui.presentation import plot
 
-common.leave_legacy_pages_mode()
+PAGE = Page("tl")
+PAGE.start()
 
 SMALL_STEPS = 30  # the "small steps" setting: a quick look, and what the app tests use
 
@@ -17,8 +22,8 @@ class NotCached(Exception):
     pass
 
 
-@st.cache_data(**common.bounded(), show_spinner=False)
-def stored(cfg: lab.LabConfig, _result=None):
+@st.cache_data(**models.bounded(), show_spinner=False)
+def stored(cfg: toy.LabConfig, _result=None):
     """The cache of finished runs, per settings and seed. Called with only cfg it answers from
     the cache or raises NotCached (exceptions are not cached); called with _result (not
     hashed) it stores that result."""
@@ -43,7 +48,7 @@ def run_experiment(key: str, runs: dict, ytitle="training loss") -> dict | None:
     if not missing:
         st.caption("Cached result for these settings and seed.")
         return results
-    if not st.button(f"Train ({len(missing)} run(s))", key=f"train_{key}", type="primary"):
+    if not st.button(f"Train ({len(missing)} run(s))", key=f"tl_train_{key}", type="primary"):
         return None
     bar = st.progress(0.0, text="Starting…")
     chart = st.empty()
@@ -56,9 +61,9 @@ def run_experiment(key: str, runs: dict, ytitle="training loss") -> dict | None:
             bar.progress(min(frac, 1.0), text=f"{lbl}: step {step} of {steps}")
             live = figures.curves_figure({**done, lbl: (snaps["steps"], snaps["loss"])},
                                          "live: loss while training", ytitle)
-            common.plot(chart, live, width="stretch", key=f"live_{key}_{i}_{step}")
+            plot(chart, live, width="stretch", key=f"tl_live_{key}_{i}_{step}")
 
-        result = lab.train(cfg, on_step)
+        result = toy.train(cfg, on_step)
         results[lbl] = stored(cfg, _result=result)
         done[lbl] = (result.steps, result.loss)
     bar.empty()
@@ -70,7 +75,7 @@ def seq_labels(digits, marked) -> list:
     return [f"{int(d)}*" if m else str(int(d)) for d, m in zip(digits, marked)]
 
 
-def example_table(r: lab.RunResult) -> pd.DataFrame:
+def example_table(r: toy.RunResult) -> pd.DataFrame:
     T = len(r.example_digits)
     rows = {"position": list(range(T)),
             "input": seq_labels(r.example_digits, r.example_marked),
@@ -86,12 +91,12 @@ st.caption("Small attention models trained live on this CPU. Why doesn't every h
 
 c1, c2, c3 = st.columns(3)
 small = c1.toggle(f"Small steps ({SMALL_STEPS} steps: a quick look, not a result)",
-                  key="lab_small_steps")
-seed = int(c2.number_input("Seed", 0, 999, 0, key="lab_seed"))
-heads = c3.selectbox("Heads h (experiments 2 and 3)", [2, 4], key="lab_heads")
-base = lab.LabConfig(seed=seed, n_heads=heads)
+                  key="tl_small_steps")
+seed = int(c2.number_input("Seed", 0, 999, 0, key="tl_seed"))
+heads = c3.selectbox("Heads h (experiments 2 and 3)", [2, 4], key="tl_heads")
+base = toy.LabConfig(seed=seed, n_heads=heads)
 if small:
-    base = lab.with_(base, steps=SMALL_STEPS, eval_every=5)
+    base = replace(base, steps=SMALL_STEPS, eval_every=5)
 
 with st.expander("The task", expanded=True):
     st.markdown(f"""
@@ -115,7 +120,7 @@ attends to. Two heads can each look at one place. One head must split a single s
 the previous position and the marked one, and two linear readouts must then pull two
 different digits out of the same mixture.
 """)
-    digits, marked, targets = lab.example(base)
+    digits, marked, targets = toy.example(base)
     st.dataframe(pd.DataFrame({
         "input": seq_labels(digits, marked),
         "PREV": ["–"] + [str(int(t)) for t in targets[1:, 0]],
@@ -126,19 +131,19 @@ different digits out of the same mixture.
 st.subheader(f"1 head vs {heads} heads at the same d_model")
 st.write(f"One head of d_k = {base.d_model} against {heads} heads of d_k = "
          f"{base.d_model // heads}, same seed, same data, same parameter count.")
-runs2 = {"1 head": lab.with_(base, n_heads=1), f"{heads} heads": base}
+runs2 = {"1 head": replace(base, n_heads=1), f"{heads} heads": base}
 res2 = run_experiment("heads", runs2)
 if res2 is None:
     st.info("Press Train to run this experiment (or turn on small steps for a quick look).")
 else:
     c1, c2 = st.columns(2)
-    common.plot(c1, figures.curves_figure({k: (r.steps, r.loss) for k, r in res2.items()},
+    plot(c1, figures.curves_figure({k: (r.steps, r.loss) for k, r in res2.items()},
                                           "training loss", "cross-entropy"),
-                    width="stretch", key="exp2_loss")
-    common.plot(c2, figures.curves_figure({k: (r.steps, r.accuracy) for k, r in res2.items()},
+                    width="stretch", key="tl_exp2_loss")
+    plot(c2, figures.curves_figure({k: (r.steps, r.accuracy) for k, r in res2.items()},
                                           "held-out accuracy (both answers)", "accuracy",
                                           yrange=[0, 1.02]),
-                    width="stretch", key="exp2_acc")
+                    width="stretch", key="tl_exp2_acc")
     st.dataframe(pd.DataFrame([{
         "model": k, "accuracy (both)": f"{r.final_accuracy:.3f}",
         "PREV right": f"{r.accuracy_prev[-1]:.3f}", "MARKED right": f"{r.accuracy_marked[-1]:.3f}",
@@ -148,10 +153,10 @@ else:
                 "that asks, columns = where it looks):")
     for k, r in res2.items():
         labels = seq_labels(r.example_digits, r.example_marked)
-        common.plot(st, figures.lab_maps_figure(r.example_maps, labels,
+        plot(st, figures.lab_maps_figure(r.example_maps, labels,
                                                 [f"{k}: head {i + 1}"
                                                  for i in range(len(r.example_maps))]),
-                        width="stretch", key=f"exp2_maps_{k}")
+                        width="stretch", key=f"tl_exp2_maps_{k}")
         st.dataframe(example_table(r), width="stretch")
     st.markdown("""
 Typically one of the heads becomes a **diagonal** (previous-token) head and the other a
@@ -166,10 +171,10 @@ tried. So what the lab measures is how fast the task is learned at a fixed budge
 heads, each relation gets its own softmax, and the task is solved in a few hundred steps.
 """)
     r = res2[f"{heads} heads"]
-    common.plot(st, figures.curves_figure({f"{heads} heads": (r.steps, r.diversity)},
+    plot(st, figures.curves_figure({f"{heads} heads": (r.steps, r.diversity)},
                                           "head diversity over training",
                                           "mean pairwise map distance", yrange=[0, 1]),
-                    width="stretch", key="exp2_div")
+                    width="stretch", key="tl_exp2_div")
 
 # --- experiment 1: symmetry --------------------------------------------------------------------
 st.subheader("Why don't the heads learn the same thing? (symmetry)")
@@ -177,36 +182,36 @@ sym_heads = 4
 st.write(f"{sym_heads} heads, three starts: random initialisation; every head an identical "
          "copy of head 1 (the same rows of W_Q, W_K, W_V and the same columns of W_O); and the "
          "identical copies trained with dropout 0.1 on the attention weights.")
-sym = lab.with_(base, n_heads=sym_heads)
-runs1 = {"random init": sym, "identical init": lab.with_(sym, init="identical"),
-         "identical + attention dropout": lab.with_(sym, init="identical", attn_dropout=0.1)}
+sym = replace(base, n_heads=sym_heads)
+runs1 = {"random init": sym, "identical init": replace(sym, init="identical"),
+         "identical + attention dropout": replace(sym, init="identical", attn_dropout=0.1)}
 res1 = run_experiment("symmetry", runs1)
 if res1 is None:
     st.info("Press Train to run this experiment.")
 else:
     c1, c2 = st.columns(2)
-    common.plot(c1, figures.curves_figure({k: (r.steps, r.max_head_gap) for k, r in res1.items()},
+    plot(c1, figures.curves_figure({k: (r.steps, r.max_head_gap) for k, r in res1.items()},
                                           "largest weight difference between two heads",
                                           "max |w_i − w_j|"),
-                    width="stretch", key="exp1_gap")
-    common.plot(c2, figures.curves_figure({k: (r.steps, r.diversity) for k, r in res1.items()},
+                    width="stretch", key="tl_exp1_gap")
+    plot(c2, figures.curves_figure({k: (r.steps, r.diversity) for k, r in res1.items()},
                                           "head diversity over training",
                                           "mean pairwise map distance", yrange=[0, 1]),
-                    width="stretch", key="exp1_div")
+                    width="stretch", key="tl_exp1_div")
     any_run = next(iter(res1.values()))
     snap_steps = [int(s) for s in any_run.steps]
     at = st.select_slider("Similarity matrices at step", snap_steps, value=snap_steps[-1],
-                          key="sym_step")
+                          key="tl_sym_step")
     idx = snap_steps.index(at)
     cols = st.columns(3)
     for col, (k, r) in zip(cols, res1.items()):
         col.markdown(f"**{k}** (accuracy {r.final_accuracy:.2f} at the end)")
-        common.plot(col, figures.similarity_figure(1 - r.map_distance[idx],
+        plot(col, figures.similarity_figure(1 - r.map_distance[idx],
                                                    "attention maps: 1 − distance"),
-                         width="stretch", key=f"exp1_maps_{k}")
-        common.plot(col, figures.similarity_figure(r.weight_similarity[idx],
+                         width="stretch", key=f"tl_exp1_maps_{k}")
+        plot(col, figures.similarity_figure(r.weight_similarity[idx],
                                                    "weights: cosine similarity", zmin=-1),
-                         width="stretch", key=f"exp1_w_{k}")
+                         width="stretch", key=f"tl_exp1_w_{k}")
     ident = res1["identical init"]
     st.markdown(f"""
 **Identical heads stay identical.** If every head starts with the same weights, every head
@@ -230,14 +235,14 @@ st.subheader(f"Wide vs narrow vs random slices ({heads} heads, d_model {base.d_m
 st.write("Wide: every head reads the whole input vector. Narrow: each head reads only its own "
          "slice. Random: each head reads its own random (possibly overlapping) dims. See "
          "*Inside MHA → Narrow vs wide* for the diagrams.")
-runs3 = {mode: lab.with_(base, mode=mode) for mode in ("wide", "narrow", "random")}
+runs3 = {mode: replace(base, mode=mode) for mode in ("wide", "narrow", "random")}
 res3 = run_experiment("modes", runs3)
 if res3 is None:
     st.info("Press Train to run this experiment.")
 else:
-    common.plot(st, figures.curves_figure({k: (r.steps, r.accuracy) for k, r in res3.items()},
+    plot(st, figures.curves_figure({k: (r.steps, r.accuracy) for k, r in res3.items()},
                                           "held-out accuracy", "accuracy", yrange=[0, 1.02]),
-                    width="stretch", key="exp3_acc")
+                    width="stretch", key="tl_exp3_acc")
     st.dataframe(pd.DataFrame([{
         "mode": k, "accuracy": f"{r.final_accuracy:.3f}",
         "attention parameters": r.attn_params, "model parameters": r.params,

@@ -5,11 +5,15 @@ import pandas as pd
 import streamlit as st
 import torch
 
-from mha_core import analysis as an
-from mha_core import figures as fg
-from pages import common
+from mha_core import views
+from mha_core.heads import HeadId, head_names
+from ui import figures as fg
+from ui import guards, models, sidebar
+from ui.page import Page
+from ui.presentation import plot
 
-common.leave_legacy_pages_mode()
+PAGE = Page("tr", keep=("tr_pair", "tr_a", "tr_b", "tr_focus", "tr_head"))
+PAGE.start()
 
 PAIRS = {
     "Telescope or hat": ("I saw the man with a telescope.", "I saw the man with a hat.", "with"),
@@ -20,13 +24,13 @@ PAIRS = {
 OWN = "Your own"
 
 
-@st.cache_data(**common.bounded(), show_spinner=False)
+@st.cache_data(**models.bounded(), show_spinner=False)
 def readings(name: str, a: str, b: str) -> dict:
     """Word-level maps of both sentences: (L, H, G, G) each, with their word labels."""
     out = {}
     for side, text in (("a", a), ("b", b)):
-        res = common.attend(name, text)
-        maps, labels, special = an.explorer_view(res.attentions, res, word_level=True)
+        res = models.attend(name, text)
+        maps, labels, special = views.explorer_view(res.attentions, res, word_level=True)
         out[side] = dict(labels=labels, special=special, maps=maps.numpy())  # (L, H, G, G)
     return out
 
@@ -40,14 +44,14 @@ def on_click():
     """A click on the grid selects that head (it then shows in the select box too)."""
     points = st.session_state["tr_grid"].selection.points
     if points and "x" in points[0] and "y" in points[0]:  # x = head, y = layer (0-based)
-        st.session_state["tr_head"] = f"L{int(points[0]['y']) + 1} H{int(points[0]['x']) + 1}"
+        st.session_state["tr_head"] = str(HeadId(int(points[0]["y"]), int(points[0]["x"])))
 
 
 st.header("Two readings")
 st.caption("The same word in two sentences. For every head: does the focus word look at the "
            "same words in both?")
-name = common.current_model()
-bert = common.model_or_stop(name)
+name = sidebar.current_model()
+bert = guards.model_or_stop(name)
 L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
 if "tr_a" not in st.session_state:
     st.session_state["tr_pair"] = next(iter(PAIRS))
@@ -59,17 +63,17 @@ a = col_a.text_input("Sentence A", key="tr_a", max_chars=2000)
 b = col_b.text_input("Sentence B", key="tr_b", max_chars=2000)
 focus = col_f.text_input("Focus word", key="tr_focus", max_chars=60)
 for sentence, title in ((a, "A"), (b, "B")):
-    if common.check_text(name, sentence, what=f"Sentence {title}",
+    if guards.check_text(name, sentence, what=f"Sentence {title}",
                          prompt="Type two sentences, A and B.") is None:
         st.stop()
 if not focus.strip():
     st.info("Type a focus word that both sentences contain, e.g. “with”.", icon="✍️")
     st.stop()
 
-view = common.computed_or_stop(readings, name, a, b)
+view = guards.computed_or_stop(readings, name, a, b)
 where = {}
 for side, title in (("a", "A"), ("b", "B")):
-    where[side] = an.find_word(view[side]["labels"], focus)
+    where[side] = views.find_word(view[side]["labels"], focus)
     if where[side] is None:
         st.warning(f"The focus word is not a word of sentence {title}. Its words are listed "
                    "below; choose one that both sentences contain.")
@@ -80,16 +84,17 @@ if None in where.values():
 ga, gb = where["a"], where["b"]
 rows_a = view["a"]["maps"][:, :, ga, :]  # (L, H, G_a): where the focus word looks in A
 rows_b = view["b"]["maps"][:, :, gb, :]  # (L, H, G_b)
-diff = an.reading_difference(rows_a, view["a"]["labels"], rows_b, view["b"]["labels"])  # (L, H)
+diff = views.reading_difference(rows_a, view["a"]["labels"], rows_b, view["b"]["labels"])  # (L, H)
 
-names = [f"L{layer + 1} H{head + 1}" for layer in range(L) for head in range(H)]
+names = head_names(L, H)
 if st.session_state.get("tr_head") not in names:
     best = int(np.argmax(diff))
     st.session_state["tr_head"] = names[best]
-layer, head = divmod(names.index(st.session_state["tr_head"]), H)
+shown = HeadId.parse(st.session_state["tr_head"])
+layer, head = shown.layer, shown.head
 
-common.plot(st, fg.diff_grid_figure(diff, selected=(layer, head)), key="tr_grid",
-                on_select=on_click, selection_mode="points", config={"displayModeBar": False})
+plot(st, fg.diff_grid_figure(diff, selected=(layer, head)), key="tr_grid",
+     on_select=on_click, selection_mode="points", config={"displayModeBar": False})
 st.caption("Difference = total variation between where the focus word's attention goes in A and "
            "in B, with targets matched by word: ½ Σ over words |share in A − share in B|. "
            "Words are merged from subword pieces (Clark et al. 2019: sum the attention to a "
@@ -103,15 +108,15 @@ left, right = st.columns(2)
 tops = {}  # side -> (L, H): the word each head's focus row weighs most
 for col, side, g in ((left, "A", ga), (right, "B", gb)):
     v = view[side.lower()]
-    top, weight, _ = an.focus_targets(torch.as_tensor(v["maps"]), g)  # (L, H) each
+    top, weight, _ = views.focus_targets(torch.as_tensor(v["maps"]), g)  # (L, H) each
     tops[side] = top.numpy().ravel()  # (L*H,)
-    common.plot(col, fg.focus_grid(top.numpy(), weight.numpy(), v["labels"], v["special"],
-                                   v["labels"][g], title=f"Sentence {side}"),
-                     key=f"tr_focus_{side}", config={"displayModeBar": False})
+    plot(col, fg.focus_grid(top.numpy(), weight.numpy(), v["labels"], v["special"],
+                            v["labels"][g], title=f"Sentence {side}"),
+         key=f"tr_focus_{side}", config={"displayModeBar": False})
 
 st.selectbox("Head (or click a cell of the grid)", names, key="tr_head")
 la, lb = view["a"]["labels"], view["b"]["labels"]
-common.plot(st, fg.side_by_side_figure(
+plot(st, fg.side_by_side_figure(
     view["a"]["maps"][layer, head], la, view["b"]["maps"][layer, head], lb,
     f"A · {st.session_state['tr_head']}", f"B · {st.session_state['tr_head']}",
     focus_a=ga, focus_b=gb), key="tr_pair_maps", config={"displayModeBar": False})

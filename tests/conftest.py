@@ -1,16 +1,33 @@
 """Shared fixtures: the bundled model, tiny random BERTs the tests build themselves, and the rule
-that under CI=true a missing model or browser fails the run instead of skipping."""
+that under CI=true a missing model or browser fails the run instead of skipping.
+
+The folders say what a test needs, and each gets its marker here:
+  unit     pure math and figures: no checkpoint, no Streamlit session
+  model    a loaded model (bundled or a tiny one built by the test), parity with transformers
+  app      AppTest: pages inside the real frame (testkit.apptest)
+  fuzz     hypothesis over every page (slow; HEADSCOPE_FUZZ_EXAMPLES scales it)
+  browser  Debian's chromium driven by playwright
+`make test-fast` runs everything but browser and fuzz.
+"""
 
 import json
 import os
-import string
 from pathlib import Path
 
 import pytest
 
+from testkit.models import save_tiny_bert
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never download
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-ROOT = Path(__file__).resolve().parent.parent
+FOLDERS = ("unit", "model", "app", "fuzz", "browser")
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        folder = Path(str(item.fspath)).parent.name
+        if folder in FOLDERS:
+            item.add_marker(getattr(pytest.mark, folder))
 
 
 def require(condition: bool, reason: str):
@@ -20,42 +37,6 @@ def require(condition: bool, reason: str):
     if CI:
         pytest.fail(f"{reason} (CI=true: a missing requirement fails the run)")
     pytest.skip(reason)
-
-
-TINY_WORDS = ("the a i saw man with telescope cat sat on mat bank river money went to "
-              "deposit we of time flies like an arrow fruit banana animal didn ' t cross "
-              "street because it was too tired . , ; ! ? hello world").split()
-
-
-def tiny_vocab() -> list:
-    special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
-    letters = list(string.ascii_lowercase + string.digits)
-    words = [w for w in dict.fromkeys(TINY_WORDS) if w not in letters]
-    return special + letters + ["##" + c for c in letters] + words
-
-
-def save_tiny_bert(path: Path, layers=2, heads=4, hidden=32, seed=0, **overrides) -> Path:
-    """A random BertModel saved by transformers itself (safetensors + a fast tokenizer)."""
-    import torch
-    from transformers import BertConfig, BertModel, BertTokenizerFast
-
-    path.mkdir(parents=True, exist_ok=True)
-    vocab = tiny_vocab()
-    (path / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    tok = BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=True)
-    assert len(tok) == len(vocab)
-    tok.save_pretrained(str(path))
-    cfg = BertConfig(vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=layers,
-                     num_attention_heads=heads, intermediate_size=4 * hidden,
-                     max_position_embeddings=64, **overrides)
-    torch.manual_seed(seed)
-    model = BertModel(cfg, add_pooling_layer=True)
-    with torch.no_grad():  # larger than the default init, so heads attend sharply and differ
-        for name, p in model.named_parameters():
-            if p.dim() == 2 and "embeddings" not in name:
-                p.normal_(0, 0.3)
-    model.save_pretrained(str(path), safe_serialization=True)
-    return path
 
 
 @pytest.fixture(scope="session")
@@ -83,14 +64,19 @@ def bundled():
     return mha_core.load_bert()
 
 
-def hf_reference(path: Path):
-    """transformers' own BertModel on the same checkpoint, with eager attention (which returns
-    the weights; sdpa does not)."""
-    import torch
-    from transformers import BertModel
+@pytest.fixture
+def spy_loader(monkeypatch):
+    """Every source the app asks the loader for."""
+    import mha_core.api
 
-    return BertModel.from_pretrained(str(path), attn_implementation="eager",
-                                     dtype=torch.float32).eval()
+    asked, real = [], mha_core.api.load_bert
+
+    def load(source=None):
+        asked.append(source)
+        return real(source)
+
+    monkeypatch.setattr(mha_core.api, "load_bert", load)
+    return asked
 
 
 def read_json(path: Path):

@@ -10,8 +10,8 @@ from mha_core.attention import (
     additive_mask,
     attention,
     input_slices,
-    param_count_formula,
 )
+from mha_core.toy import attention_params
 
 
 def torch_reference(mha, x, mask=None):
@@ -105,8 +105,9 @@ def test_parameter_counts_equal_the_formulas(d, h):
     narrow = MultiHeadSelfAttention(d, h, mode="narrow")
     rand = MultiHeadSelfAttention(d, h, mode="random")
     n = lambda m: sum(p.numel() for p in m.parameters())  # noqa: E731
-    assert n(wide) == 4 * d * d + 4 * d == param_count_formula(d, h, "wide")
-    assert n(narrow) == 3 * d * d // h + 3 * d + d * d + d == param_count_formula(d, h, "narrow")
+    assert n(wide) == 4 * d * d + 4 * d == attention_params(d, h, d // h, "wide")
+    assert n(narrow) == 3 * d * d // h + 3 * d + d * d + d == attention_params(d, h, d // h,
+                                                                             "narrow")
     assert n(rand) == n(narrow)
 
 

@@ -1,4 +1,4 @@
-"""The Explorer's figure builders skip plotly's validation at run time (figures._figure, for
+"""The Explorer's figure builders skip plotly's validation at run time (figures.base.figure, for
 speed): here every one of them is validated by plotly, and validation changes nothing."""
 
 import json
@@ -8,7 +8,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from mha_core import figures
+from ui import figures
+from ui.figures.base import figure
 
 LABELS = ["[CLS]", "i", "saw", "<b>", "saw", "[SEP]"]
 SPECIAL = [True, False, False, False, False, True]
@@ -46,8 +47,8 @@ def test_builder_output_passes_plotly_validation_unchanged(name):
 
 
 def test_unvalidated_is_really_unvalidated():
-    """The check above can fail: plotly's validation rejects what _figure lets through."""
-    bad = figures._figure([dict(type="heatmap", z=[[1]], notaproperty=1)], {})
+    """The check above can fail: plotly's validation rejects what figure() lets through."""
+    bad = figure([dict(type="heatmap", z=[[1]], notaproperty=1)], {})
     with pytest.raises(ValueError):
         go.Figure(bad.to_dict())
 

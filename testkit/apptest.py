@@ -1,0 +1,215 @@
+"""The one AppTest harness: any page opened inside the real frame (app.py's sidebar, link and
+navigation), as a browser would open a link; its charts read back as numbers; and the guards the
+hostile-input tests rely on.
+
+AppTest rebuilds Streamlit's PagesManager before every run, and our pages/ folder makes it take
+the legacy pages/ mode, where app.py would run a page alone, without the frame. The served app
+leaves that mode on its first run (ui.st_internals.leave_legacy_pages_mode); here the harness
+keeps it off for the whole test process, so `open_app` and every later `.run()` run app.py with
+the chosen page inside st.navigation.
+"""
+
+import base64
+import json
+import os
+import re
+import sys
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+import streamlit.testing.v1.app_test as app_test
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+
+from ui.labels import plain_label
+from ui.style import PAGE_CSS, PRESENT_CSS
+
+from .server import ROOT
+
+APP = str(ROOT / "app.py")
+PAGES = ("explorer", "inside_mha", "training_lab", "all_heads", "head_lab", "two_readings")
+
+
+class _NavigationPages(PagesManager):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        PagesManager.uses_pages_directory = False  # st.navigation, never the pages/ folder
+
+
+def _frame_mode():
+    """Every AppTest of this process runs app.py's st.navigation, never the legacy mode."""
+    if app_test.PagesManager is not _NavigationPages:
+        app_test.PagesManager = _NavigationPages
+
+
+def open_app(page: str = "explorer", timeout=120, **query) -> AppTest:
+    """A new session that opens the link /<page>?<query>."""
+    _frame_mode()
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    for k, v in query.items():
+        at.query_params[k] = v
+    # Before the first run AppTest names a page by its file name, which is also the url path
+    # st.Page gives it: the first run is the link's own page, as in a browser.
+    at.switch_page(f"pages/{page}.py").run()
+    assert shown_page(at) == page
+    return at
+
+
+def go_to(at: AppTest, page: str) -> AppTest:
+    """Follow the navigation to another page in the same session."""
+    at.switch_page(f"pages/{page}.py").run()
+    assert shown_page(at) == page
+    return at
+
+
+def shown_page(at) -> str:
+    """The file name of the page the last run drew."""
+    info = at._registered_pages.get(at._finished_page_script_hash, {})
+    return str(info.get("script_path", "")).rsplit("/", 1)[-1].removesuffix(".py")
+
+
+def messages(at) -> str:
+    """Every warning, info, error and caption on the page, joined."""
+    return " | ".join(str(m.value) for kind in (at.warning, at.info, at.error, at.caption)
+                      for m in kind)
+
+
+# --- charts as numbers -------------------------------------------------------------------------
+
+def _decode(value):
+    """Plotly writes numpy arrays as {"dtype": "f4", "bdata": base64, "shape": "10, 10"}."""
+    if isinstance(value, list):
+        return [_decode(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if isinstance(value.get("bdata"), str) and "dtype" in value:
+        arr = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        shape = value.get("shape")
+        if shape:
+            arr = arr.reshape([int(s) for s in str(shape).split(",")])
+        return arr
+    return {k: _decode(v) for k, v in value.items()}
+
+
+def _key(element_id: str) -> str:
+    """The widget key that ends an element id, or the whole id for a chart without a key."""
+    key = element_id.rsplit("-", 1)[-1]
+    return element_id if key == "None" else key
+
+
+def charts(at) -> dict:
+    """{key: figure dict} for every st.plotly_chart on the page, in page order, with plotly's
+    binary arrays decoded to numpy."""
+    return {_key(el.proto.id): _decode(json.loads(el.proto.spec))
+            for el in at.get("plotly_chart")}
+
+
+def chart(at, key: str):
+    """The figure dict of the chart with this key, or None if the page has none."""
+    return charts(at).get(key)
+
+
+def array(v) -> np.ndarray:
+    return np.asarray(v, dtype=np.float64)
+
+
+def axis_tokens(values) -> list:
+    """Tick values as a reader sees them (escapes and zero-width marks removed)."""
+    return [plain_label(v) for v in values]
+
+
+# --- guards ------------------------------------------------------------------------------------
+
+# Our figures write no markup but plotly's <extra></extra> (hover boxes) and <br>; any other
+# tag in a chart's spec came from user text
+TAG = re.compile(r"<\s*/?\s*(?!extra>|br>)[a-z][^>]*>", re.IGNORECASE)
+
+
+def survives(at):
+    """The run ended without an exception element, user text never went into HTML (only the
+    app's constant CSS is HTML), and the page drew something: a chart or a message."""
+    assert not at.exception, [e.value for e in at.exception]
+    html, unsafe = html_and_markdown(at)
+    assert set(html) <= {PAGE_CSS, PRESENT_CSS}, html
+    assert not unsafe
+    for el in at.get("plotly_chart"):  # plotly reads a few tags in its text: none from users
+        assert not TAG.search(el.proto.spec), TAG.search(el.proto.spec).group()
+    assert at.get("plotly_chart") or messages(at)
+
+
+def _walk(node):
+    yield node
+    for child in getattr(node, "children", {}).values():
+        yield from _walk(child)
+
+
+def html_and_markdown(at):
+    """(the bodies of every st.html element, every markdown element that may render HTML)."""
+    nodes = list(_walk(at._tree))
+    html = [n.proto.body for n in nodes if type(n).__name__ == "Html"]
+    unsafe = [n for n in nodes if hasattr(getattr(n, "proto", None), "allow_html")
+              and n.proto.allow_html]
+    return html, unsafe
+
+
+# What a run touches (sys.audit events, every thread)
+PROCESS_EVENTS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
+                  "os.fork", "os.forkpty", "pty.spawn", "os.startfile"}
+READ_ROOTS = tuple(str(Path(p).resolve()) for p in {ROOT, sys.prefix, sys.base_prefix})
+_watch = {"on": False, "events": [], "hooked": False}
+
+
+def _audit(event, args):
+    if _watch["on"] and (event == "open" or event in PROCESS_EVENTS):
+        _watch["events"].append((event, args))
+
+
+@contextmanager
+def sandboxed():
+    """Fails if the code run inside starts a process or a shell, writes a file, or reads one
+    outside the project and the Python installation (what imports and scripts read). An audit
+    hook cannot be removed, so one is installed for the process and switched on here."""
+    if not _watch["hooked"]:
+        sys.addaudithook(_audit)
+        _watch["hooked"] = True
+    _watch["events"], _watch["on"] = [], True
+    try:
+        yield
+    finally:
+        _watch["on"] = False
+    for event, args in _watch["events"]:
+        assert event not in PROCESS_EVENTS, f"a page started a process: {event} {args[:1]}"
+        path, mode, flags = (list(args) + [None, None])[:3]
+        if isinstance(path, int):  # an open file descriptor, not a path
+            continue
+        writes = (isinstance(mode, str) and any(c in mode for c in "wax+")) or (
+            isinstance(flags, int) and flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT))
+        assert not writes, f"a page wrote a file: {path}"
+        where = str(Path(os.fsdecode(path)).resolve())
+        assert where.startswith(READ_ROOTS + ("/dev/", "/proc/", "/sys/")), \
+            f"a page read a file outside the project: {where}"
+
+
+class Sessions:
+    """One app session per page, kept across hypothesis examples (a new one costs ~1 s)."""
+
+    def __init__(self):
+        self.open = {}
+
+    def __call__(self, page):
+        if page not in self.open:
+            self.open[page] = open_app(page)
+        return self.open[page]
+
+    def run(self, page, **values):
+        at = self(page)
+        for key, value in values.items():
+            widget = at.text_area(key=key) if key in ("text", "ah_corpus_lines") \
+                else at.text_input(key=key)
+            widget.set_value(value)
+        with sandboxed():
+            at.run()
+        assert shown_page(at) == page
+        survives(at)
+        return at

@@ -1,0 +1,125 @@
+"""The frame around every page (app.py, ui/) through AppTest: presentation mode,
+and pages that do not need the BERT model do not wait for it."""
+
+import pytest
+
+from testkit.apptest import chart, open_app, sandboxed, shown_page, survives
+from testkit.models import save_tiny_bert
+from ui import style
+
+
+def chart_height(at, key):
+    return chart(at, key)["layout"]["height"]
+
+
+def test_presentation_mode_toggle_link_and_leave(bundled):
+    mine = "We sat on the bank of the river."
+    at = open_app("explorer", text=mine, layer="4", head="7")
+    normal = chart_height(at, "ex_grid")
+    assert at.sidebar.text_area and "present" not in at.query_params
+
+    at.toggle(key="present_toggle").set_value(True).run()
+    survives(at)
+    assert not at.sidebar.text_area  # the sidebar is empty, so Streamlit does not show it
+    assert at.text_area(key="text").value == mine  # moved above the page, text kept
+    assert (at.slider(key="ex_layer").value, at.selectbox(key="ex_head").value) == (4, 7)
+    assert style.PRESENT_CSS in [h.proto.body for h in at.get("html")]
+    assert chart_height(at, "ex_grid") == int(normal * style.PROJECTOR_SCALE)
+    assert at.query_params["present"] == "1"
+
+    at.text_area(key="text").set_value("The cat sat on the mat.").run()  # still typeable
+    assert at.query_params["text"] == "The cat sat on the mat."
+    presented = chart_height(at, "ex_grid")
+
+    at.button(key="present_leave").click().run()
+    survives(at)
+    assert at.sidebar.text_area and not at.toggle(key="present_toggle").value
+    assert at.sidebar.text_area(key="text").value == "The cat sat on the mat."
+    assert (at.slider(key="ex_layer").value, at.selectbox(key="ex_head").value) == (4, 7)
+    assert "present" not in at.query_params
+    assert int(chart_height(at, "ex_grid") * style.PROJECTOR_SCALE) == presented
+
+
+@pytest.mark.parametrize("page", ["head_lab", "training_lab"])
+def test_a_present_link_opens_any_page_in_presentation_mode(bundled, page):
+    at = open_app(page, present="1", text="I saw the man with a telescope.")
+    survives(at)
+    assert shown_page(at) == page and not at.sidebar.text_area
+    assert at.button(key="present_leave")
+
+
+def test_training_lab_does_not_wait_for_the_bert_model(tmp_path, monkeypatch, spy_loader):
+    path = save_tiny_bert(tmp_path / "only-for-this-test")
+    monkeypatch.setenv("HEADSCOPE_MODELS", f"frame-test={path}")
+    at = open_app("training_lab", model="frame-test")
+    survives(at)
+    assert spy_loader == []  # the lab trains its own models
+    at.switch_page("pages/explorer.py").run()
+    survives(at)
+    assert spy_loader == [str(path)]
+    assert any("2 layers × 4 heads" in c.value for c in at.sidebar.caption)
+
+
+def test_the_guards_can_fail(tmp_path):
+    """sandboxed() and survives() are what the hostile-input tests rely on: each catches what
+    it is there to catch."""
+    import subprocess
+
+    from testkit.apptest import TAG
+
+    with pytest.raises(AssertionError, match="started a process"), sandboxed():
+        subprocess.run(["true"])
+    with pytest.raises(AssertionError, match="wrote a file"), sandboxed():
+        (tmp_path / "x").write_text("x")
+    with pytest.raises(AssertionError, match="outside the project"), sandboxed():
+        open("/etc/hostname").close()
+    with sandboxed():  # reading the project itself is what every run does
+        open(__file__).close()
+    assert TAG.search('{"text": "<script>alert(1)</script>"}')
+    assert not TAG.search('{"hovertemplate": "%{y}<extra></extra>", "text": "&lt;b&gt;"}')
+
+
+def test_a_pages_settings_survive_a_visit_to_another_page(bundled):
+    """Streamlit drops the state of widgets a run does not draw: the Explorer's toggles, Two
+    readings' sentences and the Head lab's choice of heads would be reset by a visit elsewhere."""
+    at = open_app("two_readings")
+    at.text_input(key="tr_a").input("The bat flew with a hat.").run()
+    at.switch_page("pages/explorer.py").run()
+    assert shown_page(at) == "explorer"
+    at.toggle(key="ex_words").set_value(True).run()
+    at.toggle(key="ex_nospecial").set_value(True).run()
+    at.switch_page("pages/head_lab.py").run()
+    at.multiselect(key="hl_heads").select("L2 H3").run()
+    at.switch_page("pages/two_readings.py").run()
+    assert at.text_input(key="tr_a").value == "The bat flew with a hat."
+    at.switch_page("pages/explorer.py").run()
+    assert at.toggle(key="ex_words").value and at.toggle(key="ex_nospecial").value
+    at.switch_page("pages/head_lab.py").run()
+    assert at.multiselect(key="hl_heads").value == ["L2 H3"]
+    assert not at.exception and not at.warning
+
+
+def test_kept_settings_that_a_smaller_model_lacks_are_dropped(bundled, tmp_path, monkeypatch):
+    path = save_tiny_bert(tmp_path / "small", layers=2, heads=4)
+    monkeypatch.setenv("HEADSCOPE_MODELS", f"small={path}")
+    at = open_app("head_lab")
+    at.multiselect(key="hl_heads").select("L1 H2").select("L6 H12").run()
+    at.switch_page("pages/inside_mha.py").run()
+    at.selectbox(key="im_real_layer").set_value(5).run()
+    at.selectbox(key="im_real_head").set_value(11).run()
+    at.sidebar.selectbox(key="model").set_value("small").run()
+    survives(at)
+    assert (at.selectbox(key="im_real_layer").value, at.selectbox(key="im_real_head").value) \
+        == (0, 0)
+    at.switch_page("pages/head_lab.py").run()
+    survives(at)
+    assert at.multiselect(key="hl_heads").value == ["L1 H2"]
+
+
+def test_a_one_layer_one_head_model_is_named_in_the_singular(tmp_path, monkeypatch):
+    path = save_tiny_bert(tmp_path / "one", layers=1, heads=1)
+    monkeypatch.setenv("HEADSCOPE_MODELS", f"one={path}")
+    at = open_app("all_heads", model="one")
+    survives(at)
+    assert any("1 layer × 1 head," in c.value for c in at.sidebar.caption)
+    assert any(c.value.startswith("1 layer × 1 head,") for c in at.caption)

@@ -1,0 +1,112 @@
+"""Hostile input on every page, through the whole app (app.py's frame, AppTest): a fixed list of
+known-nasty inputs and links, each with the message it must get. (The property-based fuzz of
+every text box is tests/fuzz/test_fuzz_pages.py.)"""
+
+import numpy as np
+import pytest
+
+from testkit.apptest import (
+    Sessions,
+    axis_tokens,
+    charts,
+    messages,
+    open_app,
+    sandboxed,
+    survives,
+)
+from testkit.models import save_tiny_bert
+from ui import models
+from ui.guards import MAX_CHARS
+
+
+@pytest.fixture(scope="module")
+def sessions(bundled):
+    """One session per page; All heads in corpus mode on pasted lines."""
+    s = Sessions()
+    corpus = s("all_heads")
+    corpus.radio(key="ah_corpus_source").set_value("My own lines").run()
+    corpus.text_area(key="ah_corpus_lines").set_value("one line").run()
+    corpus.toggle(key="ah_corpus_on").set_value(True).run()
+    return s
+
+
+# --- the fixed list ----------------------------------------------------------------------------
+
+TEXT_PAGES = ("explorer", "inside_mha", "all_heads", "head_lab")  # pages that read the sentence
+LIMIT = "more than this model's limit of 512"
+NOTHING = "nothing in this text but [CLS] and [SEP]"
+FIXED = {  # input: what every text page must say (None: it just works, with charts)
+    "x" * 10_000: "1 token(s) are `[UNK]`",  # 10,000 characters, one word too long to split
+    "word " * 2_000: LIMIT,
+    " " * 40: "Type a sentence",
+    "\n\t \u3000 ": "Type a sentence",
+    "[SEP]": "typed as text",
+    "[CLS] [SEP] [MASK]": "`[CLS]`, `[MASK]`, `[SEP]` typed as text",
+    "\u200b\u200c\u200d\ufeff\u2060": NOTHING,
+    "\x00\x01\x02\x07\x08\x1b\x7f": NOTHING,
+    "a\x00b\x1bc": None,
+    "Hello мир 世界 مرحبا שלום नमस्ते 😀": None,
+    "</script><script>alert(1)</script>": None,
+    "javascript:alert(document.cookie)": None,
+}
+
+
+@pytest.mark.parametrize("text", list(FIXED), ids=[repr(t[:12]) for t in FIXED])
+def test_fixed_hostile_text_on_every_page(sessions, bundled, text):
+    want = FIXED[text]
+    for page in TEXT_PAGES:
+        at = sessions.run(page, text=text)
+        said = messages(at)
+        if want is None:
+            assert "could not read" not in said and at.get("plotly_chart"), (page, said)
+        else:
+            assert want in said, (page, said)
+    # The Explorer shows the text's own tokens, literally (escaped for plotly)
+    at = sessions.run("explorer", text=text)
+    if at.get("plotly_chart"):
+        tokens = bundled.encode(text).tokens
+        assert axis_tokens(charts(at)["ex_grid"]["data"][0]["x"]) == tokens
+
+
+def test_long_text_says_how_long(sessions):
+    at = sessions.run("explorer", text="word " * 2_000)
+    assert "This text has 2002 tokens, more than this model's limit of 512" in messages(at)
+    assert len(charts(at)["ex_grid"]["data"][0]["x"]) == 512
+
+
+def test_two_readings_hostile_pair(sessions):
+    at = sessions.run("two_readings", tr_a="\u200b\x00", tr_b="I saw the man.", tr_focus="with")
+    assert "nothing in sentence A but [CLS] and [SEP]" in messages(at)
+    at = sessions.run("two_readings", tr_a="I saw </script> with x", tr_b="javascript: with y",
+                      tr_focus="with")
+    assert at.get("plotly_chart") and not at.warning
+
+
+@pytest.mark.parametrize("page", ["explorer", "all_heads", "head_lab", "training_lab"])
+def test_nonsense_links_on_every_page(bundled, tmp_path, spy_loader, page):
+    """A link's model must be one the server offers: a real checkpoint directory named in the
+    link is never loaded. Out-of-range numbers are clamped, a huge text is cut, with messages."""
+    real_dir = save_tiny_bert(tmp_path / "not-offered")
+    with sandboxed():
+        at = open_app(page, model=str(real_dir), layer="99", head="-1", focus="\x00",
+                      text="huge " * 5_000)
+        survives(at)
+    said = messages(at)
+    assert "does not offer" in said and str(real_dir) not in said
+    assert f"longer than {MAX_CHARS:,} characters" in said
+    assert at.selectbox(key="model").value == models.BUNDLED
+    assert all(source in (None, "bundled") for source in spy_loader), spy_loader
+    if page == "explorer":
+        assert "layer 99 is outside 1–6" in said and "head -1 is outside 1–12" in said
+        assert "focus token is not in this sentence" in said
+        assert at.slider(key="ex_layer").value == 6 and at.selectbox(key="ex_head").value == 1
+
+
+@pytest.mark.parametrize("focus", ["#²", "#" + "9" * 5_000, "#-1", "#٣", "#"])
+def test_link_numbers_that_are_not_numbers(bundled, focus):
+    at = open_app(layer="²", head="9" * 5_000, focus=focus)
+    survives(at)
+    said = messages(at)
+    assert "layer is not a number" in said and "head is not a number" in said
+    assert "focus token is not in this sentence" in said
+    assert np.isfinite(at.slider(key="ex_layer").value)

@@ -1,0 +1,79 @@
+"""The Inside MHA page under AppTest, and the real-model steps on the bundled model."""
+
+import numpy as np
+import pytest
+import torch
+
+from mha_core import toy
+from mha_core.neuron import real_steps
+from testkit.apptest import charts as charts_by_key
+from testkit.apptest import open_app
+
+
+def charts(at):
+    return list(charts_by_key(at).values())
+
+
+def titles(at):
+    return [c["layout"].get("title", {}).get("text", "") for c in charts(at)]
+
+
+@pytest.fixture
+def page():
+    at = open_app("inside_mha", timeout=180)
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_page_renders_the_first_step_and_steps_through(page):
+    assert any(t.startswith("X ") for t in titles(page))
+    first = len(charts(page))
+    page.button(key="im_toy_next").click().run()
+    assert len(charts(page)) > first
+    page.button(key="im_toy_all").click().run()
+    shown = titles(page)
+    for name in ("W_Q_1", "softmax_2", "Z_1", "W_O", "Output = Concat · W_O"):
+        assert any(t.startswith(name) for t in shown), name
+    page.button(key="im_toy_reset").click().run()
+    assert not page.exception
+
+
+@pytest.mark.parametrize("text, says", [("", "No words"), ("bank", "One word"),
+                                        ("a b c d e f g h i j k", "too many")])
+def test_bad_toy_input_gets_a_message(page, text, says):
+    page.text_input(key="im_toy_text").input(text).run()
+    assert not page.exception
+    assert any(says in i.value for i in page.info)
+
+
+def test_cost_calculator_table_and_bad_sizes(page):
+    table = page.dataframe[-1].value
+    assert list(table["design"]) == list(toy.DESIGNS.values())
+    assert all(v.endswith("✓") for v in table["real module"])
+    page.selectbox(key="im_cost_d").select(64).run()
+    page.selectbox(key="im_cost_h").select(12).run()
+    assert not page.exception
+    assert any("not divisible" in w.value for w in page.warning)
+
+
+def test_real_steps_on_the_bundled_model(bundled):
+    text = "I went to the bank to deposit money."
+    res = bundled.attend(text)
+    layer, head, query = 2, 5, 3
+    attn = bundled.model.layers[layer].attn
+    before = {k: v.clone() for k, v in attn.state_dict().items()}
+    steps = real_steps(attn, res.hidden_states[layer], head, query)
+    cfg = bundled.config
+    T, D, H = len(res.tokens), cfg.hidden_size, cfg.num_attention_heads
+    K = D // H
+    assert [s[1] for s in steps.shapes] == [(1, T, D), (1, T, D), (1, H, T, K), (1, H, T, T),
+                                            (1, H, T, K), (1, T, D), (1, T, D)]
+    assert steps.q.shape == (K,) and steps.k.shape == steps.products.shape == (T, K)
+    np.testing.assert_allclose(steps.products.sum(1) / np.sqrt(K), steps.logits, rtol=1e-5)
+    want = res.attentions[layer, head, query].numpy()
+    np.testing.assert_allclose(steps.probs, want, atol=1e-5)
+    np.testing.assert_allclose(steps.module_probs, want, atol=1e-5)
+    for k, v in attn.state_dict().items():  # the shared model was only read
+        assert torch.equal(v, before[k]), k
+    with pytest.raises(ValueError):
+        real_steps(attn, res.hidden_states[layer], H, 0)

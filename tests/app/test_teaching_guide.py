@@ -1,0 +1,124 @@
+"""docs/teaching.md: every share link opens its view (AppTest through the whole app), and every
+number the guide quotes is what the bundled model computes."""
+
+import re
+from urllib.parse import parse_qsl, urlsplit
+
+import numpy as np
+import pytest
+
+from mha_core import ablation as ab
+from mha_core import metrics as mt
+from mha_core import toy
+from mha_core.neuron import real_steps
+from testkit.apptest import charts, messages, open_app, shown_page, survives
+from testkit.server import ROOT
+
+GUIDE = (ROOT / "docs" / "teaching.md").read_text()
+LINKS = re.findall(r"\]\((http://localhost:8501[^)\s]*)\)", GUIDE)
+TELESCOPE = "I saw the man with a telescope."
+NUMBER_WORDS = {3: "three", 4: "four", 5: "five", 6: "six", 7: "seven"}
+
+
+def in_guide(phrase: str):
+    """The guide says this (line breaks in the markdown count as spaces)."""
+    assert phrase in " ".join(GUIDE.split()), phrase
+
+
+def test_the_guide_has_three_lessons_with_links():
+    assert len(re.findall(r"^## Lesson \d: .* \(15 min\)$", GUIDE, flags=re.M)) == 3
+    assert len(LINKS) >= 10
+
+
+@pytest.mark.parametrize("link", LINKS)
+def test_every_link_opens_its_view(bundled, link):
+    url = urlsplit(link)
+    page = url.path.strip("/") or "explorer"
+    query = dict(parse_qsl(url.query, keep_blank_values=True))
+    at = open_app(page, **query)
+    survives(at)
+    assert shown_page(at) == page
+    assert "The link" not in messages(at)  # nothing in the link was ignored or clamped
+    if "text" in query:
+        assert at.text_area(key="text").value == query["text"]
+    if query.get("present") == "1":  # presentation mode: the sentence box is above the page
+        assert not at.sidebar.text_area and at.button(key="present_leave")
+    if page == "explorer":
+        layer, head = int(query["layer"]), int(query["head"])
+        assert at.slider(key="ex_layer").value == layer
+        assert at.selectbox(key="ex_head").value == head
+        focus = next(s for s in at.selectbox if s.label == "Focus token")
+        assert focus.format_func(focus.value).endswith(f": {query['focus']}")
+        title = charts(at)["ex_big"]["layout"]["title"]["text"]
+        assert title.startswith(f"layer {layer}, head {head} ·")
+
+
+def top_target(bert, text, word, layer, head):
+    """(the token that `word` attends to most, its weight) in layer/head, numbered from 1."""
+    res = bert.attend(text)
+    row = res.attentions[layer - 1, head - 1, res.tokens.index(word)]  # (T,)
+    return res.tokens[int(row.argmax())], float(row.max())
+
+
+@pytest.mark.parametrize("text, word, layer, head, says", [
+    (TELESCOPE, "with", 2, 3, "**head 3 sends “with” to “{t}”** ({w:.2f}"),
+    (TELESCOPE, "with", 2, 10, "**head 10 sends “with” to “{t}”** ({w:.2f})"),
+    ("The astronomer saw the man with a telescope.", "with", 2, 10,
+     "Layer 2, head 10 still links \"with\" to \"{t}\""),
+    ("The animal didn't cross the street because it was too tired.", "it", 4, 2,
+     "**Layer 4, head 2 sends “it” to “{t}”** ({w:.2f})"),
+])
+def test_the_heads_the_guide_names(bundled, text, word, layer, head, says):
+    target, weight = top_target(bundled, text, word, layer, head)
+    in_guide(says.format(t=target, w=weight))
+
+
+def test_the_single_head_collapses_as_the_guide_says(bundled):
+    res = bundled.attend(TELESCOPE)
+    single = res.single_head[1]  # layer 2
+    assert float(single[:, 0].mean()) > 0.99  # almost all of every row on [CLS]
+    in_guide(f"(entropy {float(mt.entropy(single)):.2f} nats)")
+
+
+def test_the_cost_numbers(bundled):
+    one, split, full = (toy.attention_cost(d, 512, 8, 128) for d in ("one", "split", "full"))
+    assert one.params == split.params
+    in_guide(f"**8 heads of 64 have exactly the parameters of 1 head of 512 ({one.params:,})**")
+    in_guide(f"**8 heads of 512 each have {full.params / one.params:.1f}× the parameters "
+             f"({full.params:,})**")
+    assert split.map_bytes == 8 * one.map_bytes
+
+
+def test_the_head_lab_numbers(bundled):
+    imp = ab.head_importance(bundled, TELESCOPE)  # (L, H)
+    curve = ab.pruning_curve(bundled, TELESCOPE, imp)
+    can_go = int(np.argmax(curve > 0.05)) - 1
+    in_guide(f"**{can_go} of {imp.size} heads can go before the mean change passes 0.05**")
+    top6 = np.argsort(-imp.ravel())[:6] // imp.shape[1]  # their layers, from 0
+    assert set(top6.tolist()) == {5}
+    in_guide("**The six heads that matter most are all in layer 6.**")
+
+
+def test_the_other_heads_of_layer_2(bundled):
+    res = bundled.attend(TELESCOPE)
+    rows = res.attentions[1, :, res.tokens.index("with")]  # (H, T): layer 2
+    targets = [res.tokens[int(t)] for t in rows.argmax(-1)]  # head h + 1's top target
+    assert targets[6] == "saw"
+    assert {t for h, t in enumerate(targets) if h + 1 not in (3, 7, 10)} == \
+        {"telescope", "a", "[CLS]"}
+    in_guide("**Head 7 also picks “saw”; the other heads of layer 2 send it to “telescope”, "
+             "“a” or [CLS]**")
+    in_guide(f"{NUMBER_WORDS[len(set(targets))]} different targets in twelve heads")
+
+
+def test_the_shapes_of_one_real_layer(bundled):
+    res = bundled.attend(TELESCOPE)
+    T = len(res.tokens)
+    steps = real_steps(bundled.model.layers[0].attn, res.hidden_states[0], 0, 1)
+    shapes = {stage: shape for stage, shape, _ in steps.shapes}
+    assert shapes["input x"] == (1, T, 384)
+    assert shapes["after the split into heads"] == (1, 12, T, 32)
+    assert shapes["scores Q Kᵀ / √d_k"] == (1, 12, T, T)
+    assert shapes["after the merge"] == (1, T, 384)
+    in_guide("**(1, T, 384), then split into 12 heads of (1, 12, T, 32), the (1, 12, T, T) "
+             "scores, and merged back to (1, T, 384)**")

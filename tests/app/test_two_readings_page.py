@@ -1,0 +1,89 @@
+"""AppTest of Two readings on the bundled model: the difference grid is L x H, sorted in the
+table, 0 for identical sentences, and a missing focus word gives a message."""
+
+import numpy as np
+
+from testkit.apptest import array, chart, open_app
+
+
+def run_page():
+    return open_app("two_readings")
+
+
+def grid(at) -> np.ndarray:
+    return array(chart(at, "tr_grid")["data"][0]["z"])
+
+
+def test_difference_grid_is_layers_by_heads(bundled):
+    at = run_page()
+    assert not at.exception
+    assert at.text_input(key="tr_a").value == "I saw the man with a telescope."
+    diff = grid(at)
+    assert diff.shape == (6, 12)
+    assert (diff >= 0).all() and (diff <= 1 + 1e-9).all() and diff.max() > 0.3
+    table = at.dataframe[0].value
+    assert len(table) == 72 and table["difference"].is_monotonic_decreasing
+    # the head shown first is the one that changes most
+    layer, head = np.unravel_index(np.argmax(diff), diff.shape)
+    assert at.selectbox(key="tr_head").value == f"L{layer + 1} H{head + 1}"
+
+
+def test_where_the_focus_word_looks_in_each_sentence(bundled):
+    """The A and B grids: in every head, the word that "with" attends to most, recomputed here
+    from bert.attend with the Clark et al. merge done by hand (sum to a word, mean from it)."""
+    at = run_page()
+    for side, text in (("A", at.text_input(key="tr_a").value),
+                       ("B", at.text_input(key="tr_b").value)):
+        res = bundled.attend(text)
+        att = res.attentions.numpy()  # (L, H, T, T)
+        labels, groups = res.words()
+        g = [w.lower() for w in labels].index("with")
+        rows = np.stack([att[:, :, groups[g], :][..., k].sum(-1).mean(-1)
+                         for k in groups], axis=-1)  # (L, H, G): from "with" to each word
+        fig = chart(at, f"tr_focus_{side}")
+        cells = np.array(fig["data"][0]["customdata"], dtype=object)  # (L, H, 2): word, weight
+        assert cells.shape[:2] == (6, 12)
+        assert [[str(c) for c in r] for r in cells[..., 0]] == \
+            [[labels[k] for k in r] for r in rows.argmax(-1)]
+        np.testing.assert_allclose(cells[..., 1].astype(float), rows.max(-1), atol=1e-3)
+        assert fig["layout"]["title"]["text"].startswith(f"Sentence {side}:")
+        table = at.dataframe[0].value  # sorted by difference: match its rows by head name
+        by_head = dict(zip(table["head"], table[f"{side}: looks most at"]))
+        top = rows.argmax(-1)  # (L, H)
+        assert by_head == {f"L{layer + 1} H{head + 1}": labels[top[layer, head]]
+                           for layer in range(6) for head in range(12)}
+
+
+def test_same_sentence_twice_gives_zero_everywhere(bundled):
+    at = run_page()
+    at.text_input(key="tr_b").input("I saw the man with a telescope.").run()
+    assert np.allclose(grid(at), 0, atol=1e-6)
+
+
+def test_presets_and_head_choice(bundled):
+    at = run_page()
+    at.selectbox(key="tr_pair").select("Who has the telescope?").run()
+    assert at.text_input(key="tr_b").value == "The man saw the astronomer with a telescope."
+    at.selectbox(key="tr_head").select("L2 H3").run()
+    titles = [a["text"] for a in chart(at, "tr_pair_maps")["layout"]["annotations"]]
+    assert titles == ["A · L2 H3", "B · L2 H3"]
+
+
+def test_missing_focus_word_and_empty_input(bundled):
+    at = run_page()
+    at.text_input(key="tr_focus").input("telescope").run()  # not in "… with a hat."
+    assert not at.exception
+    assert any("not a word of sentence B" in w.value for w in at.warning)
+    assert any("hat" in c.value for c in at.code)
+    at.text_input(key="tr_focus").input("").run()
+    assert any("focus word" in i.value for i in at.info)
+    at.text_input(key="tr_a").input("").run()
+    assert any("Type two sentences" in i.value for i in at.info)
+
+
+def test_odd_sentences(bundled):
+    at = run_page()
+    at.text_input(key="tr_a").input("<b>with</b> 🙂 我 with").run()
+    at.text_input(key="tr_b").input("with\x00 ראיתי").run()
+    assert not at.exception
+    assert grid(at).shape == (6, 12)

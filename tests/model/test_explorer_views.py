@@ -1,0 +1,148 @@
+"""The Explorer's pieces without Streamlit: analysis, figure builders, exports, and the claim
+the page makes about the bundled model."""
+
+import csv
+import io
+import json
+import math
+
+import numpy as np
+import plotly.io as pio
+import pytest
+import torch
+
+from mha_core.metrics import entropy, head_divergence
+from mha_core.views import explorer_view, focus_targets
+from ui import figures
+from ui.export import attention_csv, attention_json
+from ui.labels import axis_labels, label, plain_label, visible
+
+
+def random_maps(*shape, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.softmax(3 * torch.randn(*shape, generator=g), dim=-1)
+
+
+def test_head_divergence_is_the_mean_kl_to_the_heads_mean():
+    att = random_maps(3, 4, 6, 6)  # (L, H, T, T)
+    m = att.mean(dim=1, keepdim=True)  # (L, 1, T, T)
+    kl = (att * (att.log() - m.log())).sum(-1).mean(-1).mean(-1)  # (L,)
+    torch.testing.assert_close(head_divergence(att), kl, atol=1e-5, rtol=1e-5)
+    same = att[:, :1].expand(-1, 4, -1, -1)  # every head identical
+    torch.testing.assert_close(head_divergence(same), torch.zeros(3), atol=1e-6, rtol=0)
+    one_hot = torch.eye(4)[None, :, None, :].expand(1, 4, 4, 4)  # 4 heads, 4 different keys
+    assert head_divergence(one_hot).item() == pytest.approx(math.log(4), abs=1e-5)
+
+
+def test_explorer_view_word_level_and_hidden_special(tiny):
+    res = tiny.attend("the zebra saw a bank")  # "zebra" is not in the tiny vocabulary
+    labels, groups = res.words()
+    assert any(len(g) > 1 for g in groups), "the test needs a word split into pieces"
+    att = res.attentions  # (L, H, T, T)
+    maps, shown, special = explorer_view(att, res, word_level=True)
+    assert shown == labels and maps.shape[-1] == len(groups)
+    torch.testing.assert_close(maps.sum(-1), torch.ones(maps.shape[:-1]), atol=1e-5, rtol=0)
+    for i, qg in enumerate(groups):  # by hand: keys summed over pieces, queries averaged
+        for j, kg in enumerate(groups):
+            want = att[..., qg, :][..., kg].sum(-1).mean(-1)
+            torch.testing.assert_close(maps[..., i, j], want, atol=1e-6, rtol=1e-5)
+    hidden, kept, _ = explorer_view(att, res, hide_special=True)
+    assert kept == res.tokens[1:-1]
+    sub = att[..., 1:-1, 1:-1]
+    torch.testing.assert_close(hidden, sub / sub.sum(-1, keepdim=True), atol=1e-6, rtol=1e-5)
+
+
+def test_focus_targets_are_the_argmax_of_the_query_row():
+    att = random_maps(2, 3, 5, 5)
+    top, weight, rows = focus_targets(att, 2)
+    assert top.shape == (2, 3) and rows.shape == (2, 3, 5)
+    for la in range(2):
+        for h in range(3):
+            assert top[la, h] == int(np.argmax(att[la, h, 2].numpy()))
+            assert weight[la, h] == att[la, h, 2].max()
+
+
+def test_bundled_layer_1_reads_with_both_ways(bundled):
+    """The page's teaching example: on the bundled model, layer 2 (index 1) has a head that links
+    "with" to "saw" (verb reading) and another that links it to "man" (noun reading)."""
+    res = bundled.attend("I saw the man with a telescope.")
+    top, _, _ = focus_targets(res.attentions, res.tokens.index("with"))
+    targets = {res.tokens[t] for t in top[1].tolist()}
+    assert {"saw", "man"} <= targets
+
+
+def test_labels_are_shown_literally():
+    assert label("<script>") == "&lt;script&gt;"
+    assert label("a&b") == "a&amp;b"
+    assert label("\x00") == "␀"
+    assert visible("a\u202eb") == "a<U+202E>b"
+    assert label("a\u202eb") == "a&lt;U+202E&gt;b"
+    labels = ["the", "<b>", "the", "the"]
+    ax = axis_labels(labels)
+    assert len(set(ax)) == 4  # repeated tokens stay separate categories
+    assert [plain_label(x) for x in ax] == labels
+
+
+def test_heatmap_and_grid_builders():
+    maps = random_maps(5, 4, 4).numpy()  # (H, T, T)
+    labels = ["[CLS]", "a", "a", "[SEP]"]
+    fig = figures.head_grid(maps, labels, [f"head {h}" for h in range(5)], cols=3, selected=4)
+    spec = json.loads(pio.to_json(fig))
+    assert len(spec["data"]) == 5
+    assert spec["layout"]["coloraxis"]["cmin"] == 0 and spec["layout"]["coloraxis"]["cmax"] == 1
+    assert len(spec["layout"]["shapes"]) == 1  # the outline of the selected head
+    one = figures.heatmap(maps[0], labels, title="t")
+    np.testing.assert_allclose(np.asarray(one.data[0].z), maps[0], atol=1e-7)
+    assert one.layout.yaxis.autorange == "reversed"  # the first query is the top row
+    grid = figures.focus_grid(np.array([[0, 1], [2, 1]]), np.full((2, 2), 0.5), labels,
+                              [True, False, False, True], "a")
+    assert [list(r) for r in grid.data[0].text] == [["[CLS]", "a"], ["a", "a"]]
+    bars = figures.focus_bars(np.array([[0.97, 0.01, 0.01, 0.01], [0.5, 0.5, 0, 0]]), labels,
+                              [True, False, False, True], "a", layer=0)
+    total = sum(np.asarray(b.y) for b in bars.data)  # keys under 5% join "other"
+    np.testing.assert_allclose(total, 1.0, atol=1e-6)
+    assert bars.data[-1].name == "other"
+
+
+def test_head_grid_tiles_share_one_axis_per_row_and_column():
+    """Head h is drawn in tile (h // cols, h % cols): on the x axis of its column and the y axis
+    of its row (cols + rows axes in all), columns left to right and rows top to bottom, its
+    title above it and the outline of the selected head around it."""
+    maps = random_maps(5, 4, 4).numpy()  # (H, T, T)
+    labels = ["[CLS]", "a", "a", "[SEP]"]
+    fig = figures.head_grid(maps, labels, [f"head {h + 1}" for h in range(5)], cols=3,
+                            selected=4)
+    lay = json.loads(pio.to_json(fig))["layout"]
+    axes = sorted(k for k in lay if k.startswith(("xaxis", "yaxis")))
+    assert axes == ["xaxis", "xaxis2", "xaxis3", "yaxis", "yaxis2"]
+    for h, trace in enumerate(fig.data):
+        r, c = divmod(h, 3)
+        assert (trace.xaxis, trace.yaxis) == (f"x{c + 1 if c else ''}", f"y{r + 1 if r else ''}")
+        np.testing.assert_allclose(np.asarray(trace.z), maps[h])
+        assert [plain_label(x) for x in trace.x] == labels
+        assert [plain_label(y) for y in trace.y] == labels
+        x0, x1 = lay[f"xaxis{c + 1 if c else ''}"]["domain"]
+        y0, y1 = lay[f"yaxis{r + 1 if r else ''}"]["domain"]
+        title = lay["annotations"][h]
+        assert title["text"] == f"head {h + 1}" and x0 < title["x"] < x1 and title["y"] == y1
+    xs = [lay[k]["domain"] for k in ("xaxis", "xaxis2", "xaxis3")]
+    assert xs[0][1] < xs[1][0] and xs[1][1] < xs[2][0]  # left to right, no overlap
+    assert lay["yaxis2"]["domain"][1] < lay["yaxis"]["domain"][0]  # row 2 below row 1
+    box = lay["shapes"][0]  # the selected head 4 (0-based): row 2, column 2
+    assert (box["xref"], box["yref"]) == ("x2 domain", "y2 domain")
+
+
+def test_exports_round_trip():
+    labels = ["[CLS]", "a,b", "\"q\"", "[SEP]"]
+    w = random_maps(4, 4).numpy()
+    rows = list(csv.reader(io.StringIO(attention_csv(labels, w))))
+    assert rows[0][1:] == labels and [r[0] for r in rows[1:]] == labels
+    np.testing.assert_allclose(np.array([r[1:] for r in rows[1:]], dtype=float), w, atol=1e-6)
+    rec = json.loads(attention_json(labels, w, layer=1, head=2, model="m", text="t"))
+    assert (rec["layer"], rec["head"], rec["tokens"]) == (1, 2, labels)
+    np.testing.assert_allclose(np.array(rec["weights"]), w, atol=1e-6)
+
+
+def test_entropy_titles_use_nats():
+    uniform = torch.full((4, 4), 0.25)
+    assert entropy(uniform).item() == pytest.approx(math.log(4))

@@ -1,0 +1,18 @@
+"""headscope's app layer: what the pages share, between mha_core (the math) and pages/ (one
+Streamlit script per question).
+
+figures/      plotly builders, one module per view family (no Streamlit)
+labels        the one escaper for user text in figures
+style         colours, fonts, constant CSS
+export        CSV / JSON of a shown map
+models        the model list, the shared model, cached results
+guards        messages for bad models, bad text and failed computations
+presets       example sentences
+sidebar       the shared controls (model, sentence, examples, presentation mode)
+presentation  presentation mode and plot()
+link          query parameters in and out
+page          what a page declares: widget-key prefix, kept widgets, link parameters
+st_internals  the one module that touches Streamlit internals
+
+Dependencies point downwards: pages -> ui -> mha_core; nothing here imports a page.
+"""

@@ -1,0 +1,82 @@
+"""Where one focus token attends: its top key in every head of every layer (a grid), and how
+each head of one layer splits its attention over the keys (stacked bars).
+
+Shape letters: L layers, H heads, T tokens.
+"""
+
+import numpy as np
+
+from mha_core.heads import head_labels, layer_names
+
+from ..labels import axis_labels, label
+from ..labels import labels as labels_of
+from ..style import FONT, OTHER_COLOR, PALETTE, SPECIAL_COLOR
+from .base import centred_title, figure
+
+
+def token_colors(special) -> list:
+    """One colour per token position (special tokens grey), shared by focus grid and bars."""
+    return [SPECIAL_COLOR if s else PALETTE[i % len(PALETTE)] for i, s in enumerate(special)]
+
+
+def focus_grid(top, weight, labels, special, focus_label, height=None, title=None):
+    """Where one query token attends in every head of every layer: an (L, H) grid whose cell is
+    coloured by the top key (the argmax of that head's row) and labelled with it. Rows and
+    columns are labelled L1.., H1.. (numbered from 1).
+    top: (L, H) key indices; weight: (L, H) the weight on that key."""
+    top, weight = np.asarray(top), np.asarray(weight, dtype=np.float32)
+    L, H = top.shape
+    keys = sorted(set(top.ravel().tolist()))  # the distinct targets, in sentence order
+    k_of = {t: k for k, t in enumerate(keys)}
+    z = np.vectorize(k_of.get)(top).astype(np.float32)  # (L, H) colour index
+    colors = token_colors(special)
+    n = len(keys)
+    scale = []  # a stepwise colour scale: colour k fills [k/n, (k+1)/n]
+    for k, t in enumerate(keys):
+        scale += [[k / n, colors[t]], [(k + 1) / n, colors[t]]]
+    short = labels_of(labels, max_chars=8)  # cell text; the hover shows the whole token
+    text = [[short[t] for t in row] for row in top.tolist()]
+    full = np.array(labels_of(labels), dtype=object)[top]  # (L, H)
+    focus = label(focus_label)
+    trace = dict(
+        type="heatmap", z=z, zmin=-0.5, zmax=n - 0.5, colorscale=scale, showscale=False,
+        x=head_labels(H), y=layer_names(L),  # numbered from 1
+        text=text, texttemplate="%{text}", textfont=dict(size=12),  # colour: plotly's contrast
+        customdata=np.stack([full, weight.round(3)], axis=-1), xgap=2, ygap=2,
+        # user text goes in as data, never into the template itself
+        hovertemplate="%{y} %{x} → %{customdata[0]}: %{customdata[1]:.3f}<extra></extra>")
+    layout = dict(
+        title=centred_title(f"{label(title) + ': ' if title else ''}Top key of “{focus}” in "
+                            "every head"),
+        font=FONT,
+        height=height or 90 + 36 * L, margin=dict(l=40, r=10, t=50, b=30),
+        xaxis=dict(type="category", fixedrange=True),
+        yaxis=dict(autorange="reversed", type="category", fixedrange=True))
+    return figure([trace], layout)
+
+
+def focus_bars(rows, labels, special, focus_label, layer, min_weight=0.05, height=340):
+    """One layer, one query token: for each head a stacked bar of how its attention (summing to
+    1) splits over the keys. rows: (H, T); layer: its 0-based index (labels count from 1, as
+    everywhere on the pages). Keys under min_weight in every head join "other"."""
+    rows = np.asarray(rows, dtype=np.float32)
+    H, T = rows.shape
+    names = axis_labels(labels)
+    colors = token_colors(special)
+    heads = head_labels(H)
+    shown = [t for t in range(T) if rows[:, t].max() >= min_weight]
+    data = [dict(type="bar", x=heads, y=rows[:, t], name=names[t], marker_color=colors[t],
+                 hovertemplate="%{x} → %{fullData.name}: %{y:.3f}<extra></extra>")
+            for t in shown]
+    rest = rows.sum(axis=1) - rows[:, shown].sum(axis=1)  # (H,)
+    if len(shown) < T:
+        data.append(dict(type="bar", x=heads, y=rest, name="other", marker_color=OTHER_COLOR,
+                         hovertemplate="%{x}: other keys %{y:.3f}<extra></extra>"))
+    layout = dict(
+        barmode="stack", height=height, font=FONT, margin=dict(l=60, r=10, t=50, b=30),
+        title=centred_title(f"Layer {layer + 1}: where “{label(focus_label)}” attends, per "
+                            "head"),
+        xaxis=dict(fixedrange=True), yaxis=dict(range=[0, 1], title=dict(text="weight"),
+                                                fixedrange=True),
+        legend=dict(title=dict(text="key"), traceorder="normal"))
+    return figure(data, layout)

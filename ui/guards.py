@@ -1,0 +1,78 @@
+"""The same clear messages on every page for a model that will not load, text the model cannot
+show, and a computation that fails on odd input: never a traceback. Messages never repeat the
+user's text; user text placed in markdown is escaped (md_text)."""
+
+import streamlit as st
+
+from .models import get_bert, text_facts
+from .presentation import presenting
+
+MAX_CHARS = 20_000  # text longer than this is cut before tokenising (the model keeps 512 tokens)
+MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>$~:")
+
+
+def model_or_stop(name: str):
+    """The loaded model, or the loader's error on the page and the page stopped."""
+    bert, err = get_bert(name)
+    if err:
+        st.error(err, icon="🚫")
+        where = "the Model list above the page" if presenting() else "the sidebar's Model list"
+        st.caption(f"Other models in {where} still work.")
+        st.stop()
+    return bert
+
+
+def check_text(name: str, text: str, prompt: str, what: str = "This text",
+               cut: bool = False) -> dict | None:
+    """The same clear messages on every page for text the model cannot show, and notes on text
+    it reads in its own way. Returns text_facts, or None when there is nothing to show (the
+    message is on the page; the caller stops or skips its section)."""
+    if cut:
+        st.warning(f"The text is longer than {MAX_CHARS:,} characters; only the first "
+                   f"{MAX_CHARS:,} are used.", icon="✂️")
+    if not text.strip():
+        st.info(prompt, icon="✍️")
+        return None
+    facts = computed_or_none(text_facts, name, text)  # a tokenizer failure: a message
+    if facts is None:
+        return None
+    if facts["only_special"]:
+        st.info(f"The tokenizer found nothing in {what[0].lower() + what[1:]} but [CLS] and "
+                "[SEP] (it drops spaces, control and zero-width characters). Type some words.",
+                icon="✍️")
+        return None
+    if facts["truncated"]:
+        st.warning(f"{what} has {facts['n_full']} tokens, more than this model's limit of "
+                   f"{facts['max_length']} (including [CLS] and [SEP]); only the first "
+                   f"{facts['max_length']} are used.", icon="✂️")
+    if facts["typed_special"]:
+        names = ", ".join(f"`{t}`" for t in facts["typed_special"])
+        st.info(f"{what} contains {names} typed as text. The tokenizer reads it as the model's "
+                "own special token, not as letters (as transformers does).", icon="ℹ️")
+    if facts["unknown"]:
+        st.caption(f"{facts['unknown']} token(s) are `{facts['unk_token']}`: the vocabulary "
+                   "does not know them (some emoji and scripts).")
+    return facts
+
+
+def computed_or_none(fn, *args):
+    """fn(*args), or None and a message when the model fails on this input."""
+    try:
+        return fn(*args)
+    except Exception as e:  # a tokenizer or model failure on odd input: never a traceback
+        st.error(f"The model could not read this text ({type(e).__name__}).", icon="🚫")
+        return None
+
+
+def computed_or_stop(fn, *args):
+    """fn(*args), or a message and the page stopped when the model fails on this input."""
+    out = computed_or_none(fn, *args)
+    if out is None:
+        st.stop()
+    return out
+
+
+def md_text(s: str) -> str:
+    """User text placed inside markdown, shown literally: every markdown (and LaTeX `$`)
+    character backslash-escaped. Markdown never renders HTML here (no unsafe_allow_html)."""
+    return "".join("\\" + c if c in MD_SPECIAL else c for c in s)

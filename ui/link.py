@@ -1,0 +1,116 @@
+"""The link: query parameters that restore a view, read once per session and kept in the
+address bar as the view changes.
+
+The frame owns FRAME_PARAMS (model, text, present). Every other parameter belongs to the page
+that declares it (ui.page.Page.link): on the first run it waits in pending_params() until that
+page applies it. Messages never repeat a link's values: they are user text.
+"""
+
+import streamlit as st
+
+from .guards import MAX_CHARS
+from .models import BUNDLED, model_choices
+from .presentation import presenting
+from .sidebar import current_model
+
+FRAME_PARAMS = ("model", "text", "present")
+URL_TEXT_MAX = 2_000  # a longer sentence is left out of the link (browsers cap URL length)
+
+
+def is_on(raw: str) -> bool:
+    """A link's flag: 1, true, yes or on (any case) is on; anything else is off."""
+    return str(raw).strip().lower() in ("1", "true", "yes", "on")
+
+
+def clamp_int(raw, lo: int, hi: int, what: str):
+    """(value or None, message or None) for a query parameter that should be an int in [lo, hi]."""
+    try:
+        value = int(str(raw).strip())
+    except ValueError:
+        return None, f"The link's {what} is not a number; it was ignored."
+    if not lo <= value <= hi:
+        clamped = min(max(value, lo), hi)
+        return clamped, f"The link's {what} {value} is outside {lo}–{hi}; showing {what} {clamped}."
+    return value, None
+
+
+def read_query_params() -> list:
+    """Once per session, before the sidebar: take model and text from the link; keep every other
+    parameter for its page (pending_params). Returns messages for what was ignored."""
+    ss = st.session_state
+    if ss.get("_link_read"):
+        return []
+    ss._link_read = True
+    qp, notes = st.query_params, []
+    if "model" in qp:
+        if qp["model"] in model_choices():
+            ss.model = qp["model"]
+        else:
+            notes.append(f"The link names a model this server does not offer; showing {BUNDLED}.")
+    if "text" in qp:
+        ss.text = qp["text"]
+        if len(qp["text"]) > MAX_CHARS:
+            notes.append(f"The link's text is longer than {MAX_CHARS:,} characters; "
+                         f"it was cut to that length.")
+            ss.text = qp["text"][:MAX_CHARS]
+    if "present" in qp:
+        ss._present = is_on(qp["present"])
+    ss._pending = {k: qp[k] for k in qp if k not in FRAME_PARAMS}
+    return notes
+
+
+def pending_params() -> dict:
+    """The link's page values not yet applied, as raw strings; the page pops them."""
+    return st.session_state.setdefault("_pending", {})
+
+
+def write_query_params(**values):
+    """Put the current view in the URL, so the address bar is a link to it. A value of None
+    removes the parameter. Only changed parameters are sent to the browser."""
+    qp = st.query_params
+    for key, value in values.items():
+        if value is None:
+            if key in qp:
+                del qp[key]
+        elif qp.get(key) != str(value):
+            qp[key] = str(value)
+
+
+def sync_link():
+    """The frame's part of the link: model, sentence (a very long one is left out) and
+    presentation mode."""
+    text = st.session_state.get("text", "")
+    write_query_params(model=current_model(),
+                       text=text if len(text) <= URL_TEXT_MAX else None,
+                       present=1 if presenting() else None)
+    if len(text) > URL_TEXT_MAX:  # the sender is told; the link alone would open the default
+        st.caption(f"🔗 This text is longer than {URL_TEXT_MAX:,} characters, too long for a "
+                   "link: the address bar's link does not include it.")
+
+
+def resolve_focus(raw: str, labels) -> int | None:
+    """A focus parameter: a token's text (its first occurrence) or "#i" for position i."""
+    raw = str(raw)
+    lowered = [x.lower() for x in labels]
+    if raw.lower() in lowered:
+        return lowered.index(raw.lower())
+    digits = raw[1:]
+    if raw.startswith("#") and digits.isascii() and digits.isdigit() and len(digits) <= 6 \
+            and int(digits) < len(labels):
+        return int(digits)
+    return None
+
+
+def focus_param(labels, i: int) -> str:
+    """The inverse of resolve_focus: the token's text when that finds it, else "#i"."""
+    return labels[i] if resolve_focus(labels[i], labels) == i else f"#{i}"
+
+
+def kept_focus(at: tuple, labels) -> int | None:
+    """A focus kept from the last run, (token text, position): the same position while it
+    holds the same token (the second "the" stays the second), else the token's first
+    occurrence (the sentence changed), else None."""
+    label, i = at
+    if 0 <= i < len(labels) and labels[i] == label:
+        return i
+    return resolve_focus(label, labels) if label else None

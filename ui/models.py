@@ -1,0 +1,110 @@
+"""The model list, the one loaded model per checkpoint (shared by every session and thread:
+nothing may change it) and the cached results computed from it (copied for each caller).
+
+Cache bounds (README, "Deploying"): memory stops growing with the number of distinct
+sentences. Every st.cache_data cache keeps at most CACHE_ENTRIES results for CACHE_TTL seconds,
+and all of them together at most server.maxCacheDataSize pickled bytes (.streamlit/config.toml;
+the least recently used go first). A whole-model result of a 512-token text is ~87 MB on the
+bundled model, of a 12-token sentence ~0.1 MB: a cap per function smaller than a few long texts
+would keep such a result alone and throw out every other session's. So each function's cap is
+that same budget, which also bounds it where the config file is not read.
+"""
+
+import os
+
+import streamlit as st
+from streamlit import config
+
+from .presets import DEFAULT_TEXT
+
+BUNDLED = "all-MiniLM-L6-v2 (bundled)"
+CACHE_ENTRIES = max(1, int(os.environ.get("HEADSCOPE_CACHE_ENTRIES", "64")))
+CACHE_TTL = max(1, int(os.environ.get("HEADSCOPE_CACHE_TTL", "1800")))
+CACHE_BUDGET = config.get_option("server.maxCacheDataSize") or "256mb"
+TORCH_THREADS = max(1, int(os.environ.get("HEADSCOPE_TORCH_THREADS", "1")))
+
+
+def bounded(entries: int | None = None) -> dict:
+    """st.cache_data's bounds: at most `entries` results and CACHE_BUDGET pickled bytes, each
+    for CACHE_TTL seconds."""
+    return dict(max_entries=entries or CACHE_ENTRIES, max_size=CACHE_BUDGET, ttl=CACHE_TTL)
+
+
+def model_choices() -> dict:
+    """{name: source}: the bundled model plus HEADSCOPE_MODELS ("name=path;name=path").
+    The list is fixed by the server; visitors cannot name arbitrary paths."""
+    choices = {BUNDLED: "bundled"}
+    for item in os.environ.get("HEADSCOPE_MODELS", "").split(";"):
+        name, sep, path = item.partition("=")
+        if sep and name.strip() and path.strip():
+            choices[name.strip()] = path.strip()
+    return choices
+
+
+def shape(layers: int, heads: int) -> str:
+    """ "6 layers × 12 heads", and "1 layer × 1 head" for a one-layer, one-head model."""
+    return (f"{layers} layer{'s' * (layers != 1)} × "
+            f"{heads} head{'s' * (heads != 1)}")
+
+
+@st.cache_resource(max_entries=4, show_spinner=False)  # the sidebar shows the spinner
+def _load(name: str):
+    import torch
+
+    import mha_core
+
+    # One process serves every session: concurrent runs each asking torch for several threads
+    # oversubscribe the cores (bench/class_load.py). Process-wide; set before the first forward.
+    torch.set_num_threads(TORCH_THREADS)
+    return mha_core.load_bert(model_choices()[name])
+
+
+def warm_up():
+    """Before any browser asks (serve.py, make run): load the default model into _load's cache,
+    run it once (torch sets itself up on the first forward) and import what the Explorer
+    imports. Nothing here goes into a st.cache_data cache: those belong to the runtime."""
+    bert = _load(BUNDLED)
+    bert.attend(DEFAULT_TEXT)
+    import mha_core.views  # noqa: F401
+    import ui.export  # noqa: F401
+    import ui.figures  # noqa: F401
+
+
+def get_bert(name: str):
+    """(bert, None) or (None, error message). A broken checkpoint never takes the app down."""
+    if name not in model_choices():
+        return None, f"Unknown model {name!r}. Choose one from the sidebar."
+    try:
+        return _load(name), None
+    except Exception as e:  # CheckpointError and anything a broken directory throws
+        return None, f"The model {name!r} could not be loaded: {e}"
+
+
+def bert_or_raise(name: str):
+    """The loaded model inside a cached computation: a load failure is raised (st.cache_data
+    never caches an exception), for guards.computed_or_none/computed_or_stop to show."""
+    bert, err = get_bert(name)
+    if err:
+        raise RuntimeError(err)
+    return bert
+
+
+@st.cache_data(**bounded(), show_spinner=False)
+def attend(name: str, text: str, text_pair: str | None = None):
+    """The cached result of bert.attend for (model, text). Copied per caller."""
+    bert = bert_or_raise(name)
+    return bert.attend(text, text_pair)
+
+
+@st.cache_data(**bounded(1024), show_spinner=False)
+def text_facts(name: str, text: str) -> dict:
+    """What the tokenizer makes of a text (no forward pass): small, so it is cheap to copy."""
+    from mha_core.text import typed_special
+
+    bert = bert_or_raise(name)
+    enc = bert.encode(text)
+    unk = bert.tokenizer.unk_token
+    return dict(n_tokens=len(enc.tokens), n_full=enc.n_tokens_full, max_length=enc.max_length,
+                truncated=enc.truncated, only_special=all(enc.special),
+                typed_special=typed_special(enc, bert.tokenizer, text), unk_token=unk,
+                unknown=sum(t == unk for t in enc.tokens))

@@ -1,0 +1,62 @@
+"""What a page declares about itself, first thing in its script, so that the frame needs no
+list of other pages' widgets or link parameters.
+
+    PAGE = Page("ex", keep=("ex_words", "ex_nospecial"), link=("layer", "head", "focus"))
+    pending = PAGE.start()        # this page's values from the link, popped as they are applied
+
+Widget keys start with the page's prefix, so two pages never share one (a Training lab
+selectbox once wrote an int into the Head lab's multiselect of head names).
+"""
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from .link import FRAME_PARAMS, pending_params
+from .st_internals import leave_legacy_pages_mode
+
+_KEPT = "_kept_widgets"
+
+
+@dataclass(frozen=True)
+class Page:
+    prefix: str  # every widget key of the page starts with prefix + "_"
+    # widgets whose values outlive a visit to another page. Streamlit drops a widget's state at
+    # the end of a run that does not draw it; the frame writes these back first (Streamlit's
+    # docs, "Working with widgets in multipage apps", option 3). Only widgets created without a
+    # default of their own belong here (with one, Streamlit warns that the value was also set).
+    keep: tuple = ()
+    link: tuple = ()  # the query parameters this page reads and writes (besides the frame's)
+
+    def __post_init__(self):
+        stray = [k for k in self.keep if not k.startswith(self.prefix + "_")]
+        if stray:
+            raise ValueError(f"widget keys of page {self.prefix!r} must start with "
+                             f"{self.prefix + '_'!r}: {stray}")
+        shared = set(self.link) & set(FRAME_PARAMS)
+        if shared:
+            raise ValueError(f"{sorted(shared)} belong to the frame's link")
+
+    def start(self) -> dict:
+        """Register the page's kept widgets with the frame, drop other pages' parameters from
+        the address bar and from the pending link values, and return this page's pending ones."""
+        leave_legacy_pages_mode()
+        ss = st.session_state
+        ss.setdefault(_KEPT, set()).update(self.keep)
+        qp = st.query_params
+        for k in [k for k in qp if k not in FRAME_PARAMS and k not in self.link]:
+            del qp[k]
+        pending = pending_params()
+        for k in [k for k in pending if k not in self.link]:
+            del pending[k]
+        return pending
+
+
+def keep_widgets():
+    """The frame's part: once per run, before any page draws a widget, write back every kept
+    widget of every page this session has opened. A kept value that the widget's options lack
+    (a model with fewer heads) is dropped by Streamlit itself."""
+    ss = st.session_state
+    for key in ss.get(_KEPT, ()):
+        if key in ss:
+            ss[key] = ss[key]

@@ -1,0 +1,31 @@
+"""The example sentences offered in the sidebar, and the word worth following in each."""
+
+DEFAULT_TEXT = "I saw the man with a telescope."
+PRESETS = {
+    "Telescope (ambiguous)": "I saw the man with a telescope.",
+    "Telescope (astronomer)": "The astronomer saw the man with a telescope.",
+    "Coreference: it": "The animal didn't cross the street because it was too tired.",
+    "Bank (money)": "I went to the bank to deposit money.",
+    "Bank (river)": "We sat on the bank of the river.",
+    "Cat on the mat": "The cat sat on the mat.",
+    "Time flies": "Time flies like an arrow; fruit flies like a banana.",
+}
+# The word worth following in each preset (the Explorer's default focus token)
+PRESET_FOCUS = {
+    "I saw the man with a telescope.": "with",
+    "The astronomer saw the man with a telescope.": "with",
+    "The animal didn't cross the street because it was too tired.": "it",
+    "I went to the bank to deposit money.": "bank",
+    "We sat on the bank of the river.": "bank",
+    "The cat sat on the mat.": "sat",
+    "Time flies like an arrow; fruit flies like a banana.": "like",
+}
+
+
+def default_focus(text: str, labels, special) -> int:
+    """The preset's word worth following if the text is a preset, else the first word."""
+    want = PRESET_FOCUS.get(text, "").lower()
+    lowered = [x.lower() for x in labels]
+    if want in lowered:
+        return lowered.index(want)
+    return next((i for i, s in enumerate(special) if not s), 0)

@@ -1,0 +1,70 @@
+"""The controls every page shares: model, sentence, examples, presentation mode. In the sidebar,
+or in a row above the page in presentation mode (the sidebar is then empty, so it is not shown).
+The frame (app.py) draws them once per run; their widget keys are the frame's own ("model",
+"text", "preset", "present_toggle", "present_leave"), the same in both places."""
+
+import streamlit as st
+
+from .guards import MAX_CHARS
+from .models import BUNDLED, get_bert, model_choices, shape
+from .presentation import presenting, set_present
+from .presets import DEFAULT_TEXT, PRESETS
+
+HELP = "Type any text and press Ctrl+Enter (⌘+Enter on a Mac)."
+
+
+def current_model() -> str:
+    return st.session_state.get("model", BUNDLED)
+
+
+def current_text() -> str:
+    return st.session_state.get("text", DEFAULT_TEXT)[:MAX_CHARS]
+
+
+def text_was_cut() -> bool:
+    return len(st.session_state.get("text", "")) > MAX_CHARS
+
+
+def _pick_preset():
+    choice = st.session_state.get("preset")
+    if choice in PRESETS:
+        st.session_state.text = PRESETS[choice]
+    st.session_state.preset = None
+
+
+def sidebar(needs_model: bool = True):
+    """Call once per run, from app.py. A page that does not need the BERT model
+    (needs_model=False) does not wait for it to load."""
+    ss = st.session_state
+    ss.setdefault("model", BUNDLED)
+    ss.setdefault("text", DEFAULT_TEXT)
+    if ss.model not in model_choices():
+        ss.model = BUNDLED
+    if needs_model:
+        with st.spinner(f"Loading the model {ss.model}…"):  # in the main area
+            get_bert(ss.model)  # cached after the first visit (serve.py starts it)
+    if presenting():
+        c1, c2, c3, c4 = st.columns([4, 3, 3, 2.4], vertical_alignment="bottom")
+        c1.text_area("Sentence", key="text", height=100, help=HELP,
+                     label_visibility="collapsed", placeholder="Type a sentence…")
+        c2.selectbox("Examples", list(PRESETS), index=None, key="preset",
+                     placeholder="Load an example…", on_change=_pick_preset)
+        c3.selectbox("Model", list(model_choices()), key="model")
+        c4.button("Leave presentation", on_click=set_present, args=(False,),
+                  key="present_leave", width="stretch")
+        return
+    with st.sidebar:
+        st.title("headscope")
+        st.selectbox("Model", list(model_choices()), key="model")
+        bert = get_bert(ss.model)[0] if needs_model else None  # a failure: the page shows it
+        if bert is not None:
+            c = bert.config
+            st.caption(f"{shape(c.num_hidden_layers, c.num_attention_heads)}, "
+                       f"hidden size {c.hidden_size}")
+        st.text_area("Sentence", key="text", height=100, help=HELP)
+        st.selectbox("Examples", list(PRESETS), index=None, key="preset",
+                     placeholder="Load an example…", on_change=_pick_preset)
+        ss.present_toggle = presenting()
+        st.toggle("Presentation mode", key="present_toggle", on_change=set_present,
+                  help="For a projector: larger text and charts, no sidebar (the sentence "
+                       "moves above the page). The link keeps it (present=1).")

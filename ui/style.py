@@ -1,0 +1,29 @@
+"""Colours, fonts and the page's constant CSS, in one place. No user text here, ever."""
+
+from plotly.colors import sequential
+
+from mha_core.patterns import PATTERNS
+
+# One fixed scale, 0 to 1, shared by every attention map so maps can be compared: plotly.py's
+# "Blues", spelled out, since the Explorer's figures skip the validation that would spell it
+# out (and plotly.js's own "Blues" runs the other way: dark for 0)
+COLORSCALE = [[i / (len(sequential.Blues) - 1), c] for i, c in enumerate(sequential.Blues)]
+FONT = dict(size=13)
+# 24 distinguishable colours for token identities (focus token views); they repeat after 24
+# (no greys: grey means a special token or "other")
+PALETTE = ("#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #bcbd22 #17becf #393b79 "
+           "#e7ba52 #637939 #ad494a #7b4173 #3182bd #e6550d #31a354 #756bb1 #9c9ede #fdae6b "
+           "#a1d99b #ce6dbd #8ca252 #843c39").split()
+SPECIAL_COLOR = "#c8c8c8"  # [CLS]/[SEP]: neutral, so heads that point at words stand out
+OTHER_COLOR = "#dddddd"  # "other keys" in stacked bars
+# One colour per pattern label (mha_core.patterns defines them beside the labels), by short name
+LABEL_COLOURS = {p.short: p.colour for p in PATTERNS}
+
+# Constant CSS: less empty space above the page, so the per-head grid and the single-head maps
+# fit one 1280x800 screen; in presentation mode, larger text everywhere (Streamlit sizes its
+# text in rem) and charts PROJECTOR_SCALE times larger (presentation.plot). The top navigation
+# bar is ~75 px high at 20 px text: the page starts below it.
+PAGE_CSS = "<style>[data-testid='stMainBlockContainer']{padding:2rem 2rem 2rem 2rem}</style>"
+PRESENT_CSS = ("<style>html{font-size:20px}"
+               "[data-testid='stMainBlockContainer']{padding-top:5rem}</style>")
+PROJECTOR_SCALE = 1.35
