@@ -74,7 +74,7 @@ GRID_LAYER_SHOWS = """([tokens, heads, entropies]) => {
 
 
 def expected(bert, text: str, layer: int):
-    from mha_core.analysis import entropy
+    from mha_core.metrics import entropy
 
     res = bert.attend(text)
     return res.tokens, entropy(res.attentions[layer]).tolist()

@@ -3,6 +3,8 @@
 Widgets -> cached computation from mha_core -> figures from ui.figures.
 """
 
+import zlib
+
 import streamlit as st
 
 from mha_core.metrics import entropy, head_divergence
@@ -147,7 +149,8 @@ d2.download_button("Download JSON", lambda: attention_json(labels, weights, **me
                    width="stretch")
 
 with focus_col:
-    key = f"ex_focus_{hash(tuple(labels))}"  # a new list of tokens gets a fresh widget
+    # a new list of tokens gets a fresh widget (crc32: the same key in every server process)
+    key = f"ex_focus_{zlib.crc32(chr(0).join(labels).encode()):08x}"
     if "focus" in pending:
         found = link.resolve_focus(pending.pop("focus"), labels)
         if found is None:

@@ -12,7 +12,7 @@ from ui import figures, models
 from ui.page import Page
 from ui.presentation import plot
 
-PAGE = Page("tl")
+PAGE = Page("tl", keep=("tl_small_steps", "tl_seed", "tl_heads"))
 PAGE.start()
 
 SMALL_STEPS = 30  # the "small steps" setting: a quick look, and what the app tests use
@@ -92,7 +92,7 @@ st.caption("Small attention models trained live on this CPU. Why doesn't every h
 c1, c2, c3 = st.columns(3)
 small = c1.toggle(f"Small steps ({SMALL_STEPS} steps: a quick look, not a result)",
                   key="tl_small_steps")
-seed = int(c2.number_input("Seed", 0, 999, 0, key="tl_seed"))
+seed = int(c2.number_input("Seed", 0, 999, key="tl_seed"))  # starts at 0
 heads = c3.selectbox("Heads h (experiments 2 and 3)", [2, 4], key="tl_heads")
 base = toy.LabConfig(seed=seed, n_heads=heads)
 if small:

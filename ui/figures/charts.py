@@ -29,8 +29,8 @@ def curves_figure(series, title="", ytitle="", xtitle="step", yrange=None, heigh
     fig = go.Figure()
     for name, (x, y) in series.items():
         fig.add_scatter(x=np.asarray(x), y=np.asarray(y), mode="lines", name=label(name))
-    fig.update_xaxes(title=xtitle)
-    fig.update_yaxes(title=ytitle, range=yrange)
+    fig.update_xaxes(title=label(xtitle))
+    fig.update_yaxes(title=label(ytitle), range=yrange)
     fig.update_layout(title=label(title), height=height,
                       margin={"l": 10, "r": 10, "t": 50, "b": 10},
                       legend={"orientation": "h", "y": -0.25})

@@ -1,0 +1,87 @@
+"""The one escaper (ui.labels.label) and every figure builder: user text is drawn literally,
+never as plotly's pseudo-HTML, with control and format characters made visible."""
+
+import json
+
+import numpy as np
+import plotly.io as pio
+import pytest
+
+from testkit.apptest import TAG
+from ui import figures
+from ui.labels import ZWSP, axis_labels, label, plain_label, visible
+
+# what a student can type: markup, an entity, control characters and zero-width characters
+NASTY = "<script>alert(1)</script>&amp;\x00\x1b\u200b\u202e"
+SEEN = "&lt;script&gt;alert(1)&lt;/script&gt;&amp;amp;␀␛&lt;U+200B&gt;&lt;U+202E&gt;"
+
+
+def test_the_escaper():
+    assert label(NASTY) == SEEN
+    assert plain_label(label(NASTY)) == visible(NASTY)
+    assert label("") == "␣"  # an empty token is still something to point at
+    assert label("telescope", max_chars=8) == "telesco…"
+    assert label("<b>bold</b>", max_chars=5) == "&lt;b&gt;b…"  # cut first, then escaped
+    ticks = axis_labels(["the", "cat", "the"])  # repeats stay apart, invisibly
+    assert ticks == ["the", "cat", "the" + ZWSP] and [plain_label(t) for t in ticks][2] == "the"
+
+
+def maps(*shape):
+    x = np.random.default_rng(0).random(shape).astype(np.float32)
+    return x / x.sum(-1, keepdims=True)
+
+
+T = ["[CLS]", NASTY, "with", NASTY + "2", "[SEP]"]
+SPECIAL = [True, False, False, False, True]
+N = len(T)
+# Every builder, with NASTY in every text it is given (tokens, titles, names, labels)
+CALLS = {
+    figures.heatmap: lambda: figures.heatmap(maps(N, N), T, title=NASTY),
+    figures.head_grid: lambda: figures.head_grid(maps(3, N, N), T, [NASTY] * 3, selected=1),
+    figures.focus_grid: lambda: figures.focus_grid(np.array([[1, 3], [2, 1]]),
+                                                   np.full((2, 2), 0.5), T, SPECIAL, NASTY,
+                                                   title=NASTY),
+    figures.focus_bars: lambda: figures.focus_bars(maps(3, N), T, SPECIAL, NASTY, layer=0),
+    figures.atlas_figure: lambda: figures.atlas_figure(maps(2, 2, N, N), T,
+                                                       [["CLS", "het"], ["prev", "self"]],
+                                                       title=NASTY),
+    figures.rollout_figure: lambda: figures.rollout_figure(maps(2, N, N), maps(2, N, N), T),
+    figures.side_by_side_figure: lambda: figures.side_by_side_figure(
+        maps(N, N), T, maps(N, N), T, NASTY, NASTY, focus_a=1),
+    figures.metric_grid_figure: lambda: figures.metric_grid_figure(
+        np.ones((2, 2)), [[NASTY, "a"], ["b", "c"]], NASTY, NASTY),
+    figures.importance_figure: lambda: figures.importance_figure(np.ones((2, 3))),
+    figures.map_change_figure: lambda: figures.map_change_figure(np.ones((2, 3)),
+                                                                 np.ones((2, 3))),
+    figures.diff_grid_figure: lambda: figures.diff_grid_figure(np.ones((2, 3)), (0, 1)),
+    figures.pruning_curve_figure: lambda: figures.pruning_curve_figure(np.linspace(0, 1, 7)),
+    figures.token_change_figure: lambda: figures.token_change_figure(T, np.ones(N)),
+    figures.curves_figure: lambda: figures.curves_figure({NASTY: ([0, 1], [1, 0])}, NASTY,
+                                                         NASTY, NASTY),
+    figures.cost_figure: lambda: figures.cost_figure([NASTY, "b"], [1, 2], [1, 2], [1, 2],
+                                                     NASTY),
+    figures.matrix_figure: lambda: figures.matrix_figure(np.ones((2, 2)), [NASTY, "r"],
+                                                         [NASTY, "c"], NASTY),
+    figures.slices_figure: lambda: figures.slices_figure(np.ones((2, 4)), NASTY),
+    figures.similarity_figure: lambda: figures.similarity_figure(np.eye(2), NASTY),
+    figures.lab_maps_figure: lambda: figures.lab_maps_figure(maps(2, N, N), T, [NASTY] * 2),
+    figures.neuron_figure: lambda: figures.neuron_figure(T, np.ones((N, 3)), np.ones(N),
+                                                         np.full(N, 1 / N), NASTY),
+}
+
+
+def test_every_builder_is_covered():
+    assert set(CALLS) == set(figures.BUILDERS)
+
+
+@pytest.mark.parametrize("builder", figures.BUILDERS, ids=lambda b: b.__name__)
+def test_every_builder_draws_user_text_literally(builder):
+    spec = pio.to_json(CALLS[builder](), validate=False)
+    assert not TAG.search(spec), TAG.search(spec).group()  # no markup made of user text
+    text = json.loads(spec)
+    flat = json.dumps(text, ensure_ascii=False)
+    assert "\x00" not in flat and "\x1b" not in flat and "\u202e" not in flat
+    assert "\u200b\u200b" not in flat  # a typed zero-width space is shown, not swallowed
+    if builder not in (figures.importance_figure, figures.map_change_figure,
+                       figures.diff_grid_figure, figures.pruning_curve_figure):  # no user text
+        assert "&amp;amp;" in flat and "&lt;script&gt;" in flat, builder.__name__
