@@ -90,8 +90,8 @@ with walk_tab:
             cols = st.columns(per_row)
             for col, m in zip(cols, step.matrices[start:start + per_row]):
                 plot(col, figures.matrix_figure(m.values, m.rows, m.cols,
-                                                       f"{m.name}   {m.shape_text}"),
-                                 width="stretch")
+                                                f"{m.name}   {m.shape_text}"),
+                          width="stretch")
     if shown == n_steps:
         st.success("That is the whole of multi-head self-attention. The input was COPIED to "
                    "every head (each W_Q_i reads all d_model numbers); what is split is the "
@@ -130,8 +130,8 @@ with real_tab:
                  f"√d_k = √{D // H} is the logit (middle); the softmax of the logits is the "
                  "attention row (right).")
         plot(st, figures.neuron_figure(res.tokens, steps.products, steps.logits,
-                                              steps.probs, res.tokens[query]),
-                        width="stretch")
+                                       steps.probs, res.tokens[query]),
+                 width="stretch")
         gap = float(np.abs(steps.probs - steps.module_probs).max())
         st.caption(f"Check: this softmax and the weights the model itself returns for this head "
                    f"and token differ by at most {gap:.1e}.")
@@ -161,7 +161,7 @@ with slices_tab:
         real = sum(p.numel() for p in
                    MultiHeadSelfAttention(d, h, mode, slice_seed=int(slice_seed)).parameters())
         plot(col, figures.slices_figure(reads, f"{mode}: which dims reach which head"),
-                         width="stretch")
+                  width="stretch")
         col.markdown(f"- parameters: **{c.params:,}** (a real module has {real:,})\n"
                      f"- projection FLOPs: **{c.proj_flops:,}**\n"
                      f"- attention FLOPs: {c.attn_flops:,}")
@@ -210,10 +210,10 @@ with cost_tab:
         if not small:
             st.caption("Too large to time here on a shared CPU; the formulas still hold.")
         plot(st, figures.cost_figure(names, [c.params for c in costs],
-                                            [c.flops for c in costs],
-                                            [c.map_bytes for c in costs],
-                                            f"d_model {d}, h {h}, T {T}, batch {B}"),
-                        width="stretch")
+                                     [c.flops for c in costs],
+                                     [c.map_bytes for c in costs],
+                                     f"d_model {d}, h {h}, T {T}, batch {B}"),
+                 width="stretch")
         one, split, full = costs
         st.markdown(
             f"""

@@ -138,12 +138,12 @@ if res2 is None:
 else:
     c1, c2 = st.columns(2)
     plot(c1, figures.curves_figure({k: (r.steps, r.loss) for k, r in res2.items()},
-                                          "training loss", "cross-entropy"),
-                    width="stretch", key="tl_exp2_loss")
+                                   "training loss", "cross-entropy"),
+             width="stretch", key="tl_exp2_loss")
     plot(c2, figures.curves_figure({k: (r.steps, r.accuracy) for k, r in res2.items()},
-                                          "held-out accuracy (both answers)", "accuracy",
-                                          yrange=[0, 1.02]),
-                    width="stretch", key="tl_exp2_acc")
+                                   "held-out accuracy (both answers)", "accuracy",
+                                   yrange=[0, 1.02]),
+             width="stretch", key="tl_exp2_acc")
     st.dataframe(pd.DataFrame([{
         "model": k, "accuracy (both)": f"{r.final_accuracy:.3f}",
         "PREV right": f"{r.accuracy_prev[-1]:.3f}", "MARKED right": f"{r.accuracy_marked[-1]:.3f}",
@@ -154,9 +154,9 @@ else:
     for k, r in res2.items():
         labels = seq_labels(r.example_digits, r.example_marked)
         plot(st, figures.lab_maps_figure(r.example_maps, labels,
-                                                [f"{k}: head {i + 1}"
-                                                 for i in range(len(r.example_maps))]),
-                        width="stretch", key=f"tl_exp2_maps_{k}")
+                                         [f"{k}: head {i + 1}"
+                                          for i in range(len(r.example_maps))]),
+                 width="stretch", key=f"tl_exp2_maps_{k}")
         st.dataframe(example_table(r), width="stretch")
     st.markdown("""
 Typically one of the heads becomes a **diagonal** (previous-token) head and the other a
@@ -172,9 +172,9 @@ heads, each relation gets its own softmax, and the task is solved in a few hundr
 """)
     r = res2[f"{heads} heads"]
     plot(st, figures.curves_figure({f"{heads} heads": (r.steps, r.diversity)},
-                                          "head diversity over training",
-                                          "mean pairwise map distance", yrange=[0, 1]),
-                    width="stretch", key="tl_exp2_div")
+                                   "head diversity over training",
+                                   "mean pairwise map distance", yrange=[0, 1]),
+             width="stretch", key="tl_exp2_div")
 
 # --- experiment 1: symmetry --------------------------------------------------------------------
 st.subheader("Why don't the heads learn the same thing? (symmetry)")
@@ -191,13 +191,13 @@ if res1 is None:
 else:
     c1, c2 = st.columns(2)
     plot(c1, figures.curves_figure({k: (r.steps, r.max_head_gap) for k, r in res1.items()},
-                                          "largest weight difference between two heads",
-                                          "max |w_i − w_j|"),
-                    width="stretch", key="tl_exp1_gap")
+                                   "largest weight difference between two heads",
+                                   "max |w_i − w_j|"),
+             width="stretch", key="tl_exp1_gap")
     plot(c2, figures.curves_figure({k: (r.steps, r.diversity) for k, r in res1.items()},
-                                          "head diversity over training",
-                                          "mean pairwise map distance", yrange=[0, 1]),
-                    width="stretch", key="tl_exp1_div")
+                                   "head diversity over training",
+                                   "mean pairwise map distance", yrange=[0, 1]),
+             width="stretch", key="tl_exp1_div")
     any_run = next(iter(res1.values()))
     snap_steps = [int(s) for s in any_run.steps]
     at = st.select_slider("Similarity matrices at step", snap_steps, value=snap_steps[-1],
@@ -207,11 +207,11 @@ else:
     for col, (k, r) in zip(cols, res1.items()):
         col.markdown(f"**{k}** (accuracy {r.final_accuracy:.2f} at the end)")
         plot(col, figures.similarity_figure(1 - r.map_distance[idx],
-                                                   "attention maps: 1 − distance"),
-                         width="stretch", key=f"tl_exp1_maps_{k}")
+                                            "attention maps: 1 − distance"),
+                  width="stretch", key=f"tl_exp1_maps_{k}")
         plot(col, figures.similarity_figure(r.weight_similarity[idx],
-                                                   "weights: cosine similarity", zmin=-1),
-                         width="stretch", key=f"tl_exp1_w_{k}")
+                                            "weights: cosine similarity", zmin=-1),
+                  width="stretch", key=f"tl_exp1_w_{k}")
     ident = res1["identical init"]
     st.markdown(f"""
 **Identical heads stay identical.** If every head starts with the same weights, every head
@@ -241,8 +241,8 @@ if res3 is None:
     st.info("Press Train to run this experiment.")
 else:
     plot(st, figures.curves_figure({k: (r.steps, r.accuracy) for k, r in res3.items()},
-                                          "held-out accuracy", "accuracy", yrange=[0, 1.02]),
-                    width="stretch", key="tl_exp3_acc")
+                                   "held-out accuracy", "accuracy", yrange=[0, 1.02]),
+             width="stretch", key="tl_exp3_acc")
     st.dataframe(pd.DataFrame([{
         "mode": k, "accuracy": f"{r.final_accuracy:.3f}",
         "attention parameters": r.attn_params, "model parameters": r.params,
