@@ -79,5 +79,19 @@ def spy_loader(monkeypatch):
     return asked
 
 
+@pytest.fixture(scope="module")
+def sessions(bundled):
+    """One app session per page, kept across the tests of a module (hostile input, fuzz); All
+    heads in corpus mode on pasted lines."""
+    from testkit.apptest import Sessions
+
+    s = Sessions()
+    corpus = s("all_heads")
+    corpus.radio(key="ah_corpus_source").set_value("My own lines").run()
+    corpus.text_area(key="ah_corpus_lines").set_value("one line").run()
+    corpus.toggle(key="ah_corpus_on").set_value(True).run()
+    return s
+
+
 def read_json(path: Path):
     return json.loads(Path(path).read_text())

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from testkit.apptest import (
-    Sessions,
     axis_tokens,
     charts,
     messages,
@@ -17,18 +16,6 @@ from testkit.apptest import (
 from testkit.models import save_tiny_bert
 from ui import models
 from ui.guards import MAX_CHARS
-
-
-@pytest.fixture(scope="module")
-def sessions(bundled):
-    """One session per page; All heads in corpus mode on pasted lines."""
-    s = Sessions()
-    corpus = s("all_heads")
-    corpus.radio(key="ah_corpus_source").set_value("My own lines").run()
-    corpus.text_area(key="ah_corpus_lines").set_value("one line").run()
-    corpus.toggle(key="ah_corpus_on").set_value(True).run()
-    return s
-
 
 # --- the fixed list ----------------------------------------------------------------------------
 

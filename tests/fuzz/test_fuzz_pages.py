@@ -10,11 +10,10 @@ Under CI=true the examples are derandomised, so a run is repeatable.
 
 import os
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from testkit.apptest import Sessions, messages
+from testkit.apptest import messages
 from tests.conftest import CI
 
 SCALE = float(os.environ.get("HEADSCOPE_FUZZ_EXAMPLES", "360")) / 360
@@ -35,17 +34,6 @@ def fuzz(n: int):
     return settings(max_examples=max(1, int(n * SCALE)), deadline=None, derandomize=CI,
                     database=None if CI else settings.default.database, print_blob=True,
                     suppress_health_check=[HealthCheck.too_slow])
-
-
-@pytest.fixture(scope="module")
-def sessions(bundled):
-    """One session per page; All heads in corpus mode on pasted lines."""
-    s = Sessions()
-    corpus = s("all_heads")
-    corpus.radio(key="ah_corpus_source").set_value("My own lines").run()
-    corpus.text_area(key="ah_corpus_lines").set_value("one line").run()
-    corpus.toggle(key="ah_corpus_on").set_value(True).run()
-    return s
 
 
 @fuzz(100)

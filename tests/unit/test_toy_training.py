@@ -13,14 +13,7 @@ N_STEPS = 40  # short: the symmetry claims hold (or fail) from the first steps
 SYM = LabConfig(n_heads=4, steps=N_STEPS, eval_every=10, eval_size=128)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models train several times faster on one thread when the CPU is shared (the
-    results are the same); restore the setting afterwards."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_task_targets_follow_the_rules():

@@ -6,19 +6,10 @@ least +0.20 on every seed (mean +0.43). The test asks for less than the worst se
 """
 
 import pytest
-import torch
 
 from mha_core.toy import LabConfig, train
 
-
-@pytest.fixture(autouse=True, scope="module")
-def one_thread():
-    """Tiny models train several times faster on one thread when the CPU is shared (the
-    results are the same); restore the setting afterwards."""
-    n = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(n)
+pytestmark = pytest.mark.usefixtures("one_thread")
 
 
 def test_two_heads_beat_one_head_at_the_same_width():
