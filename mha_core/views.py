@@ -59,11 +59,37 @@ def by_word(rows, labels):
     return out
 
 
-def reading_difference(rows_a, labels_a, rows_b, labels_b) -> np.ndarray:
+def words_in_one_only(labels_a, labels_b) -> tuple:
+    """(words of A that B lacks, words of B that A lacks), compared as by_word does (case-
+    insensitive), each in its first spelling and sentence order."""
+    ka, kb = {_norm_word(w) for w in labels_a}, {_norm_word(w) for w in labels_b}
+    only_a = {_norm_word(w): w for w in labels_a if _norm_word(w) not in kb}
+    only_b = {_norm_word(w): w for w in labels_b if _norm_word(w) not in ka}
+    return list(only_a.values()), list(only_b.values())
+
+
+def reading_difference(rows_a, labels_a, rows_b, labels_b, shared_only=False) -> np.ndarray:
     """Total variation between where the focus word attends in two sentences, with targets
-    matched by word: 0.5 * sum_w |p_a(w) - p_b(w)| over the union of words. A word in only one
-    sentence counts in full. rows (..., G_a) and (..., G_b) -> (...), in [0, 1]."""
+    matched by word: 0.5 * sum_w |p_a(w) - p_b(w)|. rows (..., G_a) and (..., G_b) -> (...),
+    in [0, 1].
+
+    shared_only=False: over the union of words; a word found in one sentence only counts in
+    full, so a head that looks at the swapped noun ("telescope" / "hat") ranks first.
+    shared_only=True: over the words both sentences have, each side's shares renormalised to
+    sum to 1 over them: where the focus word looks among the same words. A side with no weight
+    on any shared word counts as uniform over them."""
     pa, pb = by_word(rows_a, labels_a), by_word(rows_b, labels_b)
     zero = np.zeros(np.shape(rows_a)[:-1])
     words = list(dict.fromkeys([*pa, *pb]))
+    if shared_only:
+        words = [w for w in words if w in pa and w in pb]
+        if not words:
+            return zero
+        pa, pb = _renormalised(pa, words), _renormalised(pb, words)
     return 0.5 * sum(np.abs(pa.get(w, zero) - pb.get(w, zero)) for w in words)
+
+
+def _renormalised(p: dict, words) -> dict:
+    total = sum(p[w] for w in words)  # (...)
+    safe = np.where(total > 0, total, 1.0)
+    return {w: np.where(total > 0, p[w] / safe, 1.0 / len(words)) for w in words}

@@ -8,12 +8,14 @@ import torch
 from mha_core import views
 from mha_core.heads import HeadId, head_names
 from ui import figures as fg
-from ui import guards, models, sidebar
+from ui import guards, link, models, sidebar
+from ui.guards import md_text
 from ui.page import Page
 from ui.presentation import plot
 
-PAGE = Page("tr", keep=("tr_pair", "tr_a", "tr_b", "tr_focus", "tr_head"))
-PAGE.start()
+PAGE = Page("tr", keep=("tr_pair", "tr_a", "tr_b", "tr_focus", "tr_head", "tr_shared"),
+            link=("a", "b", "focus", "head", "shared"))
+pending = PAGE.start()
 
 PAIRS = {
     "Telescope or hat": ("I saw the man with a telescope.", "I saw the man with a hat.", "with"),
@@ -53,15 +55,37 @@ st.caption("The same word in two sentences. For every head: does the focus word 
 name = sidebar.current_model()
 bert = guards.model_or_stop(name)
 L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
-if "tr_a" not in st.session_state:
-    st.session_state["tr_pair"] = next(iter(PAIRS))
+ss = st.session_state
+if "tr_a" not in ss:
+    ss["tr_pair"] = next(iter(PAIRS))
     use_pair()
+# the link's sentences, focus word, head and choice (texts are cut like the boxes)
+for param, key, most in (("a", "tr_a", 2000), ("b", "tr_b", 2000), ("focus", "tr_focus", 60)):
+    if param in pending:
+        ss[key] = pending.pop(param)[:most]
+        match = [k for k, v in PAIRS.items() if v == (ss.tr_a, ss.tr_b, ss.tr_focus)]
+        ss["tr_pair"] = match[0] if match else OWN
+if "shared" in pending:
+    ss["tr_shared"] = link.is_on(pending.pop("shared"))
+if "head" in pending:
+    raw = pending.pop("head")
+    try:
+        ss["tr_head"] = str(HeadId.parse(raw))
+    except ValueError:
+        st.warning("The link's head is not a head name such as L2 H10; it was ignored.",
+                   icon="🔗")
+ss.setdefault("tr_shared", True)
 st.selectbox("Preset", list(PAIRS) + [OWN], key="tr_pair",
              on_change=lambda: None if st.session_state["tr_pair"] == OWN else use_pair())
 col_a, col_b, col_f = st.columns([5, 5, 2])
 a = col_a.text_input("Sentence A", key="tr_a", max_chars=2000)
 b = col_b.text_input("Sentence B", key="tr_b", max_chars=2000)
 focus = col_f.text_input("Focus word", key="tr_focus", max_chars=60)
+shared_only = st.toggle("Leave out words found in one sentence only", key="tr_shared",
+                        help="On: compare where the focus word looks among the words both "
+                             "sentences have (each side's shares renormalised over them), so a "
+                             "head that only follows the swapped noun does not rank first. "
+                             "Off: every word counts, a word found in one sentence in full.")
 for sentence, title in ((a, "A"), (b, "B")):
     if guards.check_text(name, sentence, what=f"Sentence {title}",
                          prompt="Type two sentences, A and B.") is None:
@@ -84,24 +108,35 @@ if None in where.values():
 ga, gb = where["a"], where["b"]
 rows_a = view["a"]["maps"][:, :, ga, :]  # (L, H, G_a): where the focus word looks in A
 rows_b = view["b"]["maps"][:, :, gb, :]  # (L, H, G_b)
-diff = views.reading_difference(rows_a, view["a"]["labels"], rows_b, view["b"]["labels"])  # (L, H)
+la, lb = view["a"]["labels"], view["b"]["labels"]
+diff = views.reading_difference(rows_a, la, rows_b, lb, shared_only=shared_only)  # (L, H)
 
 names = head_names(L, H)
-if st.session_state.get("tr_head") not in names:
+if ss.get("tr_head") not in names:
     best = int(np.argmax(diff))
-    st.session_state["tr_head"] = names[best]
-shown = HeadId.parse(st.session_state["tr_head"])
+    ss["tr_head"] = names[best]
+shown = HeadId.parse(ss["tr_head"])
 layer, head = shown.layer, shown.head
+link.write_query_params(a=a, b=b, focus=focus, head=ss["tr_head"],
+                        shared=None if shared_only else 0)
 
 plot(st, fg.diff_grid_figure(diff, selected=(layer, head)), key="tr_grid",
      on_select=on_click, selection_mode="points", config={"displayModeBar": False})
+only_a, only_b = views.words_in_one_only(la, lb)
+if shared_only:
+    left_out = "; ".join(f"{side}: " + ", ".join(f"“{md_text(w)}”" for w in words)
+                         for side, words in (("A", only_a), ("B", only_b)) if words)
+    st.caption("Left out, found in one sentence only: " + left_out + ". Each sentence's shares "
+               "are renormalised over the words both have." if left_out else
+               "Both sentences have the same words: nothing is left out.")
 st.caption("Difference = total variation between where the focus word's attention goes in A and "
            "in B, with targets matched by word: ½ Σ over words |share in A − share in B|. "
            "Words are merged from subword pieces (Clark et al. 2019: sum the attention to a "
            "word's pieces, average it from them) and compared case-insensitively, so the "
            "sentences may differ in length; a word that appears twice counts once, with both "
-           "shares added; a word found in one sentence only counts in full. 0 = the same words "
-           "get the same shares, 1 = no overlap at all.")
+           "shares added. " + ("Only the words both sentences have count." if shared_only else
+                               "A word found in one sentence only counts in full.") +
+           " 0 = the same words get the same shares, 1 = no overlap at all.")
 
 # where the focus word looks in each sentence: the top word of every head
 left, right = st.columns(2)
@@ -115,7 +150,6 @@ for col, side, g in ((left, "A", ga), (right, "B", gb)):
          key=f"tr_focus_{side}", config={"displayModeBar": False})
 
 st.selectbox("Head (or click a cell of the grid)", names, key="tr_head")
-la, lb = view["a"]["labels"], view["b"]["labels"]
 plot(st, fg.side_by_side_figure(
     view["a"]["maps"][layer, head], la, view["b"]["maps"][layer, head], lb,
     f"A · {st.session_state['tr_head']}", f"B · {st.session_state['tr_head']}",

@@ -18,14 +18,16 @@ def test_difference_grid_is_layers_by_heads(bundled):
     at = run_page()
     assert not at.exception
     assert at.text_input(key="tr_a").value == "I saw the man with a telescope."
+    # the head shown first is the one that changes most
+    diff = grid(at)
+    layer, head = np.unravel_index(np.argmax(diff), diff.shape)
+    assert at.selectbox(key="tr_head").value == f"L{layer + 1} H{head + 1}"
+    at.toggle(key="tr_shared").set_value(False).run()  # every word counts
     diff = grid(at)
     assert diff.shape == (6, 12)
     assert (diff >= 0).all() and (diff <= 1 + 1e-9).all() and diff.max() > 0.3
     table = at.dataframe[0].value
     assert len(table) == 72 and table["difference"].is_monotonic_decreasing
-    # the head shown first is the one that changes most
-    layer, head = np.unravel_index(np.argmax(diff), diff.shape)
-    assert at.selectbox(key="tr_head").value == f"L{layer + 1} H{head + 1}"
 
 
 def test_where_the_focus_word_looks_in_each_sentence(bundled):
@@ -52,6 +54,65 @@ def test_where_the_focus_word_looks_in_each_sentence(bundled):
         top = rows.argmax(-1)  # (L, H)
         assert by_head == {f"L{layer + 1} H{head + 1}": labels[top[layer, head]]
                            for layer in range(6) for head in range(12)}
+
+
+def hand_rows(bundled, text, word="with"):
+    """(L, H, G) where `word` attends, merged to words by hand (sum to, mean from), and the
+    words lower-cased."""
+    res = bundled.attend(text)
+    att = res.attentions.numpy()  # (L, H, T, T)
+    labels, groups = res.words()
+    g = [w.lower() for w in labels].index(word)
+    rows = np.stack([att[:, :, groups[g], :][..., k].sum(-1).mean(-1) for k in groups], -1)
+    return rows, [w.lower() for w in labels]
+
+
+def test_leaving_out_the_differing_words_against_a_hand_computation(bundled):
+    """On by default: "telescope" and "hat" are left out, each sentence's shares renormalised
+    over the words both have, and the page says which words it left out."""
+    at = run_page()
+    assert at.toggle(key="tr_shared").value is True
+    said = " ".join(c.value for c in at.caption)
+    assert "Left out" in said and "telescope" in said and "hat" in said
+    ra, la = hand_rows(bundled, "I saw the man with a telescope.")
+    rb, lb = hand_rows(bundled, "I saw the man with a hat.")
+    shared = [w for w in dict.fromkeys(la) if w in lb]
+    pa = np.stack([ra[..., [i for i, x in enumerate(la) if x == w]].sum(-1) for w in shared], -1)
+    pb = np.stack([rb[..., [i for i, x in enumerate(lb) if x == w]].sum(-1) for w in shared], -1)
+    pa, pb = pa / pa.sum(-1, keepdims=True), pb / pb.sum(-1, keepdims=True)
+    np.testing.assert_allclose(grid(at), 0.5 * np.abs(pa - pb).sum(-1), atol=1e-5)
+
+
+def test_the_lessons_pair_puts_layer_2_head_10_near_the_top(bundled):
+    """docs/teaching.md's Two readings link: who has the telescope? L2 H10 sends "with" to the
+    noun just before it, so it moves between "man" and "astronomer": second of 72 heads."""
+    at = open_app("two_readings", a="The astronomer saw the man with a telescope.",
+                  b="The man saw the astronomer with a telescope.", focus="with")
+    assert at.selectbox(key="tr_pair").value == "Who has the telescope?"
+    table = at.dataframe[0].value
+    assert "L2 H10" in list(table["head"][:3])
+    assert table.set_index("head").loc["L2 H10", "A: looks most at"] == "man"
+    assert table.set_index("head").loc["L2 H10", "B: looks most at"] == "astronomer"
+
+
+def test_the_link_keeps_the_sentences_the_word_the_head_and_the_choice(bundled):
+    at = run_page()
+    at.text_input(key="tr_a").input("We sat by the bank.").run()
+    at.text_input(key="tr_b").input("We went to the bank.").run()
+    at.text_input(key="tr_focus").input("bank").run()
+    at.selectbox(key="tr_head").select("L3 H4").run()
+    at.toggle(key="tr_shared").set_value(False).run()
+    qp = dict(at.query_params)
+    assert (qp["a"], qp["b"], qp["focus"], qp["head"], qp["shared"]) == \
+        ("We sat by the bank.", "We went to the bank.", "bank", "L3 H4", "0")
+    again = open_app("two_readings", **qp)
+    assert again.text_input(key="tr_a").value == "We sat by the bank."
+    assert again.selectbox(key="tr_head").value == "L3 H4"
+    assert again.toggle(key="tr_shared").value is False
+    assert again.selectbox(key="tr_pair").value == "Your own"
+    np.testing.assert_allclose(grid(again), grid(at))
+    bad = open_app("two_readings", head="L99 H1x")
+    assert any("not a head name" in w.value for w in bad.warning)
 
 
 def test_same_sentence_twice_gives_zero_everywhere(bundled):

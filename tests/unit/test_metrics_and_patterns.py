@@ -182,6 +182,26 @@ def test_reading_difference_matches_words_across_lengths():
     assert views.reading_difference(rc, lc, rd, la) == pytest.approx(0.5)
 
 
+def test_reading_difference_over_the_shared_words_only():
+    la = ["[CLS]", "I", "saw", "the", "man", "with", "a", "telescope", ".", "[SEP]"]
+    lb = ["[CLS]", "i", "saw", "the", "man", "with", "a", "hat", ".", "[SEP]"]
+    assert views.words_in_one_only(la, lb) == (["telescope"], ["hat"])
+    ra, rb = np.zeros(10), np.zeros(10)
+    ra[7], ra[2], ra[4] = 0.5, 0.25, 0.25  # telescope .5, saw .25, man .25
+    rb[7], rb[2], rb[4] = 0.8, 0.05, 0.15  # hat .8, saw .05, man .15
+    # by hand, among the shared words: A saw .5 man .5; B saw .25 man .75 -> TV 0.25
+    assert views.reading_difference(ra, la, rb, lb, shared_only=True) == pytest.approx(0.25)
+    # the union instead: telescope .5 + hat .8 + |.25-.05| + |.25-.15| = 1.6 -> 0.8
+    assert views.reading_difference(ra, la, rb, lb) == pytest.approx(0.8)
+    # all of A's weight on the word B lacks: A counts as uniform over the shared words
+    ra = np.zeros(10)
+    ra[7] = 1.0
+    rb = np.full(10, 0.0)
+    rb[[0, 1, 2, 3, 4, 5, 6, 8, 9]] = 1 / 9
+    assert views.reading_difference(ra, la, rb, lb, shared_only=True) == pytest.approx(0.0)
+    assert views.reading_difference(ra, ["x"], rb[:1], ["y"], shared_only=True) == 0.0
+
+
 def test_reading_difference_keeps_leading_dims_and_find_word():
     la, lb = ["[CLS]", "x", "[SEP]"], ["[CLS]", "y", "z", "[SEP]"]
     ra = torch.rand(2, 3, 3).softmax(-1).numpy()
