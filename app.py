@@ -12,7 +12,7 @@ from ui.presentation import presenting
 from ui.st_internals import leave_legacy_pages_mode
 
 leave_legacy_pages_mode()
-st.set_page_config(page_title="headscope", page_icon="🔭", layout="wide")
+st.set_page_config(page_title="headscope", page_icon=":material/visibility:", layout="wide")
 
 link_notes = link.read_query_params()  # first run of a session only: the shared link
 st.html(style.PAGE_CSS)  # constant CSS, no user text
@@ -20,12 +20,14 @@ if presenting():
     st.html(style.PRESENT_CSS)
 
 pages = [
-    st.Page("pages/explorer.py", title="Explorer", icon="🔍", default=True),
-    st.Page("pages/inside_mha.py", title="Inside MHA", icon="🧮"),
-    st.Page("pages/training_lab.py", title="Training lab", icon="🏋️"),
-    st.Page("pages/all_heads.py", title="All heads", icon="🗺️"),
-    st.Page("pages/head_lab.py", title="Head lab", icon="🔧"),
-    st.Page("pages/two_readings.py", title="Two readings", icon="⚖️"),
+    # Material icons (bundled with Streamlit): emoji render as boxes without an emoji font
+    st.Page("pages/explorer.py", title="Explorer", icon=":material/grid_view:", default=True),
+    st.Page("pages/inside_mha.py", title="Inside MHA", icon=":material/calculate:"),
+    st.Page("pages/training_lab.py", title="Training lab", icon=":material/model_training:"),
+    st.Page("pages/all_heads.py", title="All heads", icon=":material/apps:"),
+    st.Page("pages/head_lab.py", title="Head lab", icon=":material/tune:"),
+    st.Page("pages/two_readings.py", title="Two readings", icon=":material/compare_arrows:"),
+    st.Page("pages/about.py", title="About", icon=":material/info:"),
 ]
 current = st.navigation(pages, position="top" if presenting() else "sidebar")
 page.keep_widgets()  # a page's settings survive a visit to another page

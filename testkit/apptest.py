@@ -28,7 +28,7 @@ from ui.style import PAGE_CSS, PRESENT_CSS
 from .server import ROOT
 
 APP = str(ROOT / "app.py")
-PAGES = ("explorer", "inside_mha", "training_lab", "all_heads", "head_lab", "two_readings")
+PAGES = tuple(sorted(p.stem for p in (ROOT / "pages").glob("*.py")))  # every page script
 
 
 class _NavigationPages(PagesManager):

@@ -1,0 +1,72 @@
+"""About: what headscope is, its pages, how it checks itself, the teaching guide, its limits."""
+
+import streamlit as st
+
+from ui import docs
+from ui.page import Page
+
+PAGE = Page("ab")
+PAGE.start()
+
+st.header("About headscope")
+st.markdown(
+    "**headscope shows what every attention head of a real pretrained BERT looks at**, for any "
+    "sentence you type. It runs offline on a bundled model (all-MiniLM-L6-v2: 6 layers × 12 "
+    "heads, d_model 384) and on any BERT checkpoint the server names in `HEADSCOPE_MODELS`. "
+    "Layers and heads are numbered from 1, as in the papers.")
+
+st.subheader("The pages")
+st.markdown("""
+- **Explorer**: every head of one layer as a map, the same weights read as one single head,
+  the mean of the heads, and where one focus word looks in every head of every layer.
+- **Inside MHA**: one multi-head attention step by step (a toy, then the real model), narrow
+  vs wide heads, and what attention costs.
+- **Training lab**: tiny attention models trained live: why heads end up different, and one
+  big head against many small ones.
+- **All heads**: every head of every layer at once, a pattern label for each (Clark et al.
+  2019's thresholds), the attention rollout, and a profile over many sentences.
+- **Head lab**: switch heads off and watch the output change; rank the heads (Michel et al.
+  2019, ablation form).
+- **Two readings**: one word in two sentences: which heads send it somewhere else?
+
+Every view is a link: the address bar holds the sentence, the model and the page's own
+settings, so a teacher can hand the class the exact view.
+""")
+
+st.subheader("How it checks itself")
+st.markdown("""
+- **The encoder is our own, and equal to `transformers`.** Every hidden state and every
+  attention map agrees with `transformers.BertModel` (eager attention) within 1e-5 in float32,
+  on the bundled model and on tiny random BERTs built by the tests, for single sentences,
+  sentence pairs, padded batches and with heads switched off.
+- **Numbers are recomputed, not trusted.** The tests check each page's charts against
+  independent computations (word merges by hand, entropies in plain numpy, head masks through
+  `transformers`), and every number the teaching guide quotes in bold against the bundled
+  model.
+- **Bad input gets a message, never a traceback.** Property-based fuzzing (hypothesis) types
+  arbitrary unicode into every text box of every page; a fixed list adds 10,000-character
+  texts, control and zero-width characters, right-to-left text, `<script>` and nonsense
+  links. User text is always drawn as text, and no run may start a process, write a file or
+  read one outside the project.
+- **Real browsers.** Browser tests drive Debian's chromium through every page.
+
+The figures and the commands that produce them are in the project's README (Performance,
+Correctness).
+""")
+
+st.subheader("Limits")
+st.markdown("""
+- Attention weights are not an explanation by themselves: a weight says how much of a token's
+  value is mixed in, not whether it mattered (Jain & Wallace 2019). The Head lab switches heads
+  off to ask the second question.
+- One sentence is an anecdote: All heads' corpus mode averages over many.
+- The bundled model is small and English-only (uncased: accents and capitals are dropped);
+  words it does not know become `[UNK]`. The papers' head numbers (Clark et al. 2019) are for
+  BERT-base and do not carry over to other checkpoints.
+- Texts are cut at the model's limit of 512 tokens, and each page says so.
+""")
+
+st.subheader("Teaching with headscope")
+st.caption("The guide below is docs/teaching.md; its links open the views it describes.")
+with st.container(border=True):
+    st.markdown(docs.teaching_guide())
