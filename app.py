@@ -35,5 +35,5 @@ page.keep_widgets()  # a page's settings survive a visit to another page
 sidebar.sidebar(needs_model=current.url_path != "training_lab")
 link.sync_link()
 for note in link_notes:
-    st.warning(note, icon="🔗")
+    st.warning(note, icon=style.ICON_LINK)
 current.run()

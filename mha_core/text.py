@@ -135,3 +135,32 @@ def to_word_level(att: torch.Tensor, groups) -> torch.Tensor:
     to_words = att @ P.T  # (..., T, G): summed over each word's key pieces
     mean_from = P / P.sum(dim=1, keepdim=True)  # (G, T): averages over each word's query pieces
     return mean_from @ to_words  # (..., G, G)
+
+
+def normalisation(tokenizer, text: str) -> dict:
+    """What the tokenizer's normaliser does to this text before splitting it: lowercasing and
+    accent stripping (uncased BERTs do both). {"lowercases": bool, "strips": bool,
+    "examples": up to 3 (word, as read) pairs whose letters changed beyond their case}."""
+    norm = getattr(getattr(tokenizer, "backend_tokenizer", None), "normalizer", None)
+    if norm is None:
+        return {"lowercases": False, "strips": False, "examples": []}
+    lowercases, examples = False, []
+    for word in text.split()[:2000]:
+        read = norm.normalize_str(word).replace(" ", "")  # CJK characters get spaces around
+        if read == word:
+            continue
+        if read == word.lower():
+            lowercases = True
+        elif read and read != word.lower() and len(examples) < 3:
+            examples.append((word, read))
+    return {"lowercases": lowercases, "strips": bool(examples), "examples": examples}
+
+
+def unknown_words(enc: Encoded, unk_token: str) -> tuple:
+    """(words whose every piece is the unknown token, words): how much of a text the
+    vocabulary cannot read at all."""
+    pieces = {}
+    for t, (seq, word) in enumerate(zip(enc.sequence_ids, enc.word_ids)):
+        if seq is not None and word is not None:
+            pieces.setdefault((seq, word), []).append(enc.tokens[t] == unk_token)
+    return sum(all(p) for p in pieces.values()), len(pieces)

@@ -8,7 +8,7 @@ from mha_core import metrics as mt
 from mha_core import patterns as pt
 from mha_core.rollout import rollout
 from ui import figures as fg
-from ui import guards, models, sidebar
+from ui import guards, models, sidebar, style
 from ui.models import shape
 from ui.page import Page
 from ui.presentation import plot
@@ -168,7 +168,7 @@ elif st.toggle(f"Profile the heads on {len(lines)} sentence(s)", key="ah_corpus_
     if skipped:
         st.caption(f"{skipped} line(s) had no words the model could read and were left out.")
     if not per_sentence:
-        st.info("None of these lines has words the model can read.", icon="✍️")
+        st.info("None of these lines has words the model can read.", icon=style.ICON_TYPE)
         st.stop()
     profile = mt.mean_metrics(per_sentence)
     labels = pt.label_heads(profile)

@@ -9,7 +9,7 @@ import streamlit as st
 
 from mha_core.metrics import entropy, head_divergence
 from mha_core.views import explorer_view, focus_targets
-from ui import figures, guards, link, models, presets, sidebar
+from ui import figures, guards, link, models, presets, sidebar, style
 from ui.export import attention_csv, attention_json
 from ui.labels import visible
 from ui.page import Page
@@ -81,7 +81,7 @@ for param, key, hi in (("layer", "ex_layer", L), ("head", "ex_head", H)):
         if value is not None:
             ss[key] = value
         if note:
-            st.warning(note, icon="🔗")
+            st.warning(note, icon=style.ICON_LINK)
 for param, key in (("words", "ex_words"), ("nospecial", "ex_nospecial")):
     if param in pending:  # before the focus token, which is a position in this view
         ss[key] = link.is_on(pending.pop(param))
@@ -155,7 +155,7 @@ with focus_col:
         found = link.resolve_focus(pending.pop("focus"), labels)
         if found is None:
             st.warning("The link's focus token is not in this sentence; it was ignored.",
-                       icon="🔗")
+                       icon=style.ICON_LINK)
         else:
             ss.ex_focus_at = (labels[found], found)
     start = link.kept_focus(ss.get("ex_focus_at", ("", -1)), labels)

@@ -7,7 +7,7 @@ import streamlit as st
 from mha_core import toy
 from mha_core.attention import MODES, MultiHeadSelfAttention, input_slices
 from mha_core.neuron import real_steps
-from ui import figures, guards, models, sidebar
+from ui import figures, guards, models, sidebar, style
 from ui.page import Page
 from ui.presentation import plot
 
@@ -102,7 +102,7 @@ with real_tab:
     name, sentence = sidebar.current_model(), sidebar.current_text()
     bert, err = models.get_bert(name)
     if err:
-        st.error(err, icon="🚫")
+        st.error(err, icon=style.ICON_ERROR)
     elif guards.check_text(name, sentence, cut=sidebar.text_was_cut(),
                            prompt="Type a sentence in the sidebar to see it go through the "
                                   "model.") is not None:

@@ -8,7 +8,7 @@ import torch
 from mha_core import views
 from mha_core.heads import HeadId, head_names
 from ui import figures as fg
-from ui import guards, link, models, sidebar
+from ui import guards, link, models, sidebar, style
 from ui.guards import md_text
 from ui.page import Page
 from ui.presentation import plot
@@ -73,7 +73,7 @@ if "head" in pending:
         ss["tr_head"] = str(HeadId.parse(raw))
     except ValueError:
         st.warning("The link's head is not a head name such as L2 H10; it was ignored.",
-                   icon="🔗")
+                   icon=style.ICON_LINK)
 ss.setdefault("tr_shared", True)
 st.selectbox("Preset", list(PAIRS) + [OWN], key="tr_pair",
              on_change=lambda: None if st.session_state["tr_pair"] == OWN else use_pair())
@@ -91,7 +91,7 @@ for sentence, title in ((a, "A"), (b, "B")):
                          prompt="Type two sentences, A and B.") is None:
         st.stop()
 if not focus.strip():
-    st.info("Type a focus word that both sentences contain, e.g. “with”.", icon="✍️")
+    st.info("Type a focus word that both sentences contain, e.g. “with”.", icon=style.ICON_TYPE)
     st.stop()
 
 view = guards.computed_or_stop(readings, name, a, b)

@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
-GUIDE_HOST = "http://localhost:8501/"  # the guide's links assume `make run` on the teacher's machine
+GUIDE_HOST = "http://localhost:8501/"  # the guide assumes `make run` on the teacher's machine
 
 
 def teaching_guide() -> str:

@@ -4,6 +4,7 @@ user's text; user text placed in markdown is escaped (md_text)."""
 
 import streamlit as st
 
+from . import style
 from .models import get_bert, text_facts
 from .presentation import presenting
 
@@ -15,7 +16,7 @@ def model_or_stop(name: str):
     """The loaded model, or the loader's error on the page and the page stopped."""
     bert, err = get_bert(name)
     if err:
-        st.error(err, icon="🚫")
+        st.error(err, icon=style.ICON_ERROR)
         where = "the Model list above the page" if presenting() else "the sidebar's Model list"
         st.caption(f"Other models in {where} still work.")
         st.stop()
@@ -29,9 +30,9 @@ def check_text(name: str, text: str, prompt: str, what: str = "This text",
     message is on the page; the caller stops or skips its section)."""
     if cut:
         st.warning(f"The text is longer than {MAX_CHARS:,} characters; only the first "
-                   f"{MAX_CHARS:,} are used.", icon="✂️")
+                   f"{MAX_CHARS:,} are used.", icon=style.ICON_CUT)
     if not text.strip():
-        st.info(prompt, icon="✍️")
+        st.info(prompt, icon=style.ICON_TYPE)
         return None
     facts = computed_or_none(text_facts, name, text)  # a tokenizer failure: a message
     if facts is None:
@@ -39,20 +40,45 @@ def check_text(name: str, text: str, prompt: str, what: str = "This text",
     if facts["only_special"]:
         st.info(f"The tokenizer found nothing in {what[0].lower() + what[1:]} but [CLS] and "
                 "[SEP] (it drops spaces, control and zero-width characters). Type some words.",
-                icon="✍️")
+                icon=style.ICON_TYPE)
         return None
     if facts["truncated"]:
         st.warning(f"{what} has {facts['n_full']} tokens, more than this model's limit of "
                    f"{facts['max_length']} (including [CLS] and [SEP]); only the first "
-                   f"{facts['max_length']} are used.", icon="✂️")
+                   f"{facts['max_length']} are used.", icon=style.ICON_CUT)
     if facts["typed_special"]:
         names = ", ".join(f"`{t}`" for t in facts["typed_special"])
         st.info(f"{what} contains {names} typed as text. The tokenizer reads it as the model's "
-                "own special token, not as letters (as transformers does).", icon="ℹ️")
-    if facts["unknown"]:
+                "own special token, not as letters (as transformers does).", icon=style.ICON_INFO)
+    language_notes(facts, what)
+    return facts
+
+
+UNKNOWN_SHARE = 0.2  # above this share of unknown words, the page warns before its charts
+LANGUAGE = "It was trained on English text; other scripts, most emoji and rare symbols are " \
+           "outside its vocabulary."
+
+
+def language_notes(facts: dict, what: str = "This text"):
+    """What the tokenizer does to this text's language before any head sees it: accents
+    stripped and capitals lowered (uncased models), and words it cannot read at all."""
+    norm, limits = facts["normalised"], LANGUAGE if facts["bundled"] else ""
+    if norm["strips"]:
+        shown = ", ".join(f"“{md_text(a)}” as “{md_text(b)}”" for a, b in norm["examples"])
+        st.warning(f"This model is uncased: its tokenizer drops accents and capitals before "
+                   f"the heads see the text. It reads {shown}, so the maps below are of those "
+                   f"words. {limits}", icon=style.ICON_LANGUAGE)
+    elif norm["lowercases"]:
+        st.caption("This model is uncased: it reads capitals as small letters.")
+    n, u = facts["n_words"], facts["unknown_words"]
+    if n and u / n > UNKNOWN_SHARE:
+        st.warning(f"{u} of {n} words ({u / n:.0%}) in {what[0].lower() + what[1:]} are "
+                   f"unknown to this model's vocabulary and become `{facts['unk_token']}`: "
+                   f"the maps below show where those placeholder tokens attend, not the words. "
+                   f"{limits}", icon=style.ICON_UNKNOWN)
+    elif facts["unknown"]:
         st.caption(f"{facts['unknown']} token(s) are `{facts['unk_token']}`: the vocabulary "
                    "does not know them (some emoji and scripts).")
-    return facts
 
 
 def computed_or_none(fn, *args):
@@ -60,7 +86,7 @@ def computed_or_none(fn, *args):
     try:
         return fn(*args)
     except Exception as e:  # a tokenizer or model failure on odd input: never a traceback
-        st.error(f"The model could not read this text ({type(e).__name__}).", icon="🚫")
+        st.error(f"The model could not read this text ({type(e).__name__}).", icon=style.ICON_ERROR)
         return None
 
 

@@ -8,6 +8,7 @@ page applies it. Messages never repeat a link's values: they are user text.
 
 import streamlit as st
 
+from . import style
 from .guards import MAX_CHARS
 from .models import BUNDLED, model_choices
 from .presentation import presenting
@@ -84,8 +85,8 @@ def sync_link():
                        text=text if len(text) <= URL_TEXT_MAX else None,
                        present=1 if presenting() else None)
     if len(text) > URL_TEXT_MAX:  # the sender is told; the link alone would open the default
-        st.caption(f"🔗 This text is longer than {URL_TEXT_MAX:,} characters, too long for a "
-                   "link: the address bar's link does not include it.")
+        st.caption(f"{style.ICON_LINK} This text is longer than {URL_TEXT_MAX:,} characters, "
+                   "too long for a link: the address bar's link does not include it.")
 
 
 def resolve_focus(raw: str, labels) -> int | None:

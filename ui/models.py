@@ -99,12 +99,15 @@ def attend(name: str, text: str, text_pair: str | None = None):
 @st.cache_data(**bounded(1024), show_spinner=False)
 def text_facts(name: str, text: str) -> dict:
     """What the tokenizer makes of a text (no forward pass): small, so it is cheap to copy."""
-    from mha_core.text import typed_special
+    from mha_core.text import normalisation, typed_special, unknown_words
 
     bert = bert_or_raise(name)
     enc = bert.encode(text)
     unk = bert.tokenizer.unk_token
+    unknown_w, n_words = unknown_words(enc, unk)
     return dict(n_tokens=len(enc.tokens), n_full=enc.n_tokens_full, max_length=enc.max_length,
                 truncated=enc.truncated, only_special=all(enc.special),
                 typed_special=typed_special(enc, bert.tokenizer, text), unk_token=unk,
-                unknown=sum(t == unk for t in enc.tokens))
+                unknown=sum(t == unk for t in enc.tokens), unknown_words=unknown_w,
+                n_words=n_words, normalised=normalisation(bert.tokenizer, text),
+                bundled=name == BUNDLED)

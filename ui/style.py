@@ -27,3 +27,13 @@ PAGE_CSS = "<style>[data-testid='stMainBlockContainer']{padding:2rem 2rem 2rem 2
 PRESENT_CSS = ("<style>html{font-size:20px}"
                "[data-testid='stMainBlockContainer']{padding-top:5rem}</style>")
 PROJECTOR_SCALE = 1.35
+
+# Alert icons: Material symbols, bundled with Streamlit (emoji render as boxes where no emoji
+# font is installed, as on many classroom machines)
+ICON_ERROR = ":material/block:"
+ICON_TYPE = ":material/edit:"
+ICON_CUT = ":material/content_cut:"
+ICON_INFO = ":material/info:"
+ICON_LINK = ":material/link:"
+ICON_LANGUAGE = ":material/translate:"
+ICON_UNKNOWN = ":material/help:"

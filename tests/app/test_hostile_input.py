@@ -23,7 +23,7 @@ TEXT_PAGES = ("explorer", "inside_mha", "all_heads", "head_lab")  # pages that r
 LIMIT = "more than this model's limit of 512"
 NOTHING = "nothing in this text but [CLS] and [SEP]"
 FIXED = {  # input: what every text page must say (None: it just works, with charts)
-    "x" * 10_000: "1 token(s) are `[UNK]`",  # 10,000 characters, one word too long to split
+    "x" * 10_000: "1 of 1 words (100%)",  # 10,000 characters, one word too long to split: [UNK]
     "word " * 2_000: LIMIT,
     " " * 40: "Type a sentence",
     "\n\t \u3000 ": "Type a sentence",
