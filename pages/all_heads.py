@@ -23,7 +23,7 @@ MAX_LINES = 200
 CORPUS_TOKENS = 128
 
 
-@st.cache_data(**models.bounded(), show_spinner=False)
+@st.cache_data(**models.bounded(), show_spinner="Measuring every head…")
 def sentence_view(name: str, text: str) -> dict:
     """Everything this page draws for one sentence, as numpy (cached per model and text)."""
     res = models.attend(name, text)

@@ -26,7 +26,7 @@ def importance_view(name: str, text: str) -> dict:
     return dict(importance=imp, curve=ab.pruning_curve(bert, text, imp))
 
 
-@st.cache_data(**models.bounded(), show_spinner=False)
+@st.cache_data(**models.bounded(), show_spinner="Running the model with the heads off…")
 def ablation_view(name: str, text: str, mask: tuple) -> dict:
     """The ablated run against the intact one; mask is (L, H) as nested tuples (hashable)."""
     bert = models.bert_or_raise(name)

@@ -20,7 +20,7 @@ def toy_walkthrough(words: tuple, seed: int):
     return toy.walkthrough(words, toy.toy_attention(4, 2, seed))
 
 
-@st.cache_data(**models.bounded(), show_spinner=False)
+@st.cache_data(**models.bounded(), show_spinner="Taking one layer apart…")
 def real_model_steps(name: str, text: str, layer: int, head: int, query: int):
     bert = models.bert_or_raise(name)
     res = models.attend(name, text)

@@ -26,7 +26,7 @@ PAIRS = {
 OWN = "Your own"
 
 
-@st.cache_data(**models.bounded(), show_spinner=False)
+@st.cache_data(**models.bounded(), show_spinner="Reading both sentences…")
 def readings(name: str, a: str, b: str) -> dict:
     """Word-level maps of both sentences: (L, H, G, G) each, with their word labels."""
     out = {}

@@ -89,7 +89,9 @@ def bert_or_raise(name: str):
     return bert
 
 
-@st.cache_data(**bounded(), show_spinner=False)
+# Cached computations that can take long (a 512-token text) name what they do in a spinner;
+# Streamlit shows it only when a call runs longer than 0.5 s (streamlit/elements/spinner.py).
+@st.cache_data(**bounded(), show_spinner="Running the model on this text…")
 def attend(name: str, text: str, text_pair: str | None = None):
     """The cached result of bert.attend for (model, text). Copied per caller."""
     bert = bert_or_raise(name)
