@@ -9,7 +9,7 @@ import streamlit as st
 
 from mha_core.metrics import entropy, head_divergence
 from mha_core.views import explorer_view, focus_targets
-from ui import figures, guards, link, models, presets, sidebar, style
+from ui import figures, guards, link, models, presets, shared_view, sidebar, style
 from ui.export import attention_csv, attention_json
 from ui.labels import visible
 from ui.page import Page
@@ -164,6 +164,8 @@ with focus_col:
     query = st.selectbox("Focus token", list(range(len(labels))), index=start, key=key,
                          format_func=lambda i: f"{i}: {visible(labels[i])}")
     ss.ex_focus_at = (labels[query], query)
+    token_level = not (word_level or hide_special)  # positions are token positions
+    shared_view.remember(layer, head, labels[query], query if token_level else None)
     f = guards.computed_or_stop(focus_view, name, text, query, word_level, hide_special)
     plot(st, figures.focus_grid(f["top"], f["weight"], labels, v["special"], labels[query]),
          config=PLOT_CONFIG, theme=None, key="ex_focus_grid")

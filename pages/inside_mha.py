@@ -7,7 +7,8 @@ import streamlit as st
 from mha_core import toy
 from mha_core.attention import MODES, MultiHeadSelfAttention, input_slices
 from mha_core.neuron import real_steps
-from ui import figures, guards, models, sidebar, style
+from ui import figures, guards, models, shared_view, sidebar, style
+from ui.labels import visible
 from ui.page import Page
 from ui.presentation import plot
 
@@ -109,14 +110,23 @@ with real_tab:
         res = models.attend(name, sentence)
         cfg = bert.config
         L, H, D = cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size
+        T = len(res.tokens)
+        ss, seen = st.session_state, shared_view.recall()  # open on the Explorer's view
+        if seen is not None and "im_real_layer" not in ss:
+            ss.im_real_layer, ss.im_real_head = min(seen[0], L - 1), min(seen[1], H - 1)
+            token, position = seen[2], seen[3]
+            if position is not None and position < T and res.tokens[position] == token:
+                ss.im_real_query = position
         c1, c2, c3 = st.columns(3)
         layer = c1.selectbox("Layer", range(L), format_func=lambda i: f"layer {i + 1}",
                              key="im_real_layer")
         head = c2.selectbox("Head", range(H), format_func=lambda i: f"head {i + 1}",
                             key="im_real_head")
-        T = len(res.tokens)
-        query = c3.selectbox("Query token", range(T), index=min(1, T - 1),
-                             format_func=lambda i: f"{i}: {res.tokens[i]}", key="im_real_query")
+        ss.setdefault("im_real_query", min(1, T - 1))
+        if ss.im_real_query >= T:  # a shorter sentence
+            ss.im_real_query = min(1, T - 1)
+        query = c3.selectbox("Query token", range(T), key="im_real_query",
+                             format_func=lambda i: f"{i}: {visible(res.tokens[i])}")
         steps = real_model_steps(name, sentence, int(layer), int(head), int(query))
         st.markdown(f"**{bert.name}**, layer {layer + 1}: d_model = {D}, h = {H}, "
                     f"d_k = {D // H}, T = {T} tokens, batch B = 1.")

@@ -7,7 +7,7 @@ import torch
 from mha_core import toy
 from mha_core.neuron import real_steps
 from testkit.apptest import charts as charts_by_key
-from testkit.apptest import open_app
+from testkit.apptest import go_to, open_app
 
 
 def charts(at):
@@ -77,3 +77,16 @@ def test_real_steps_on_the_bundled_model(bundled):
         assert torch.equal(v, before[k]), k
     with pytest.raises(ValueError):
         real_steps(attn, res.hidden_states[layer], H, 0)
+
+
+def test_the_real_model_steps_open_on_the_explorers_view(bundled):
+    text = "I saw the man with a telescope."
+    at = open_app("explorer", text=text, layer="3", head="7", focus="with")
+    go_to(at, "inside_mha")
+    assert not at.exception
+    assert at.selectbox(key="im_real_layer").value == 2  # layer 3, head 7, shown from 1
+    assert at.selectbox(key="im_real_head").value == 6
+    assert at.selectbox(key="im_real_query").value == bundled.encode(text).tokens.index("with")
+    at.selectbox(key="im_real_head").set_value(1).run()  # the page's own choice then stays
+    go_to(at, "inside_mha")
+    assert at.selectbox(key="im_real_head").value == 1
