@@ -32,7 +32,7 @@ pages = [
 current = st.navigation(pages, position="top" if presenting() else "sidebar")
 page.keep_widgets()  # a page's settings survive a visit to another page
 # The Training lab trains its own small models: it does not wait for the BERT checkpoint
-sidebar.sidebar(needs_model=current.url_path != "training_lab")
+sidebar.sidebar(needs_model=current.url_path != "training_lab", page_path=current.url_path)
 link.sync_link()
 for note in link_notes:
     st.warning(note, icon=style.ICON_LINK)

@@ -8,13 +8,13 @@ page applies it. Messages never repeat a link's values: they are user text.
 
 import streamlit as st
 
-from . import style
+from . import share, style
 from .guards import MAX_CHARS
 from .models import BUNDLED, model_choices
-from .presentation import presenting
 from .sidebar import current_model
 
 FRAME_PARAMS = ("model", "text", "present")
+BUNDLED_ID = "bundled"  # the bundled model's name in links (its full name still opens)
 URL_TEXT_MAX = 2_000  # a longer sentence is left out of the link (browsers cap URL length)
 
 
@@ -44,7 +44,9 @@ def read_query_params() -> list:
     ss._link_read = True
     qp, notes = st.query_params, []
     if "model" in qp:
-        if qp["model"] in model_choices():
+        if qp["model"] == BUNDLED_ID:
+            ss.model = BUNDLED
+        elif qp["model"] in model_choices():
             ss.model = qp["model"]
         else:
             notes.append(f"The link names a model this server does not offer; showing {BUNDLED}.")
@@ -75,15 +77,17 @@ def write_query_params(**values):
                 del qp[key]
         elif qp.get(key) != str(value):
             qp[key] = str(value)
+    share.refresh()
 
 
 def sync_link():
-    """The frame's part of the link: model, sentence (a very long one is left out) and
-    presentation mode."""
+    """The frame's part of the link: model (the bundled one by a short id) and sentence (a very
+    long one is left out). Never present=1: a link copied from a projector's address bar would
+    carry presentation mode to every student; the copy-link box offers it separately."""
     text = st.session_state.get("text", "")
-    write_query_params(model=current_model(),
-                       text=text if len(text) <= URL_TEXT_MAX else None,
-                       present=1 if presenting() else None)
+    model = current_model()
+    write_query_params(model=BUNDLED_ID if model == BUNDLED else model,
+                       text=text if len(text) <= URL_TEXT_MAX else None, present=None)
     if len(text) > URL_TEXT_MAX:  # the sender is told; the link alone would open the default
         st.caption(f"{style.ICON_LINK} This text is longer than {URL_TEXT_MAX:,} characters, "
                    "too long for a link: the address bar's link does not include it.")

@@ -5,6 +5,7 @@ The frame (app.py) draws them once per run; their widget keys are the frame's ow
 
 import streamlit as st
 
+from . import share
 from .guards import MAX_CHARS
 from .models import BUNDLED, get_bert, model_choices, shape
 from .presentation import presenting, set_present
@@ -32,9 +33,10 @@ def _pick_preset():
     st.session_state.preset = None
 
 
-def sidebar(needs_model: bool = True):
+def sidebar(needs_model: bool = True, page_path: str = ""):
     """Call once per run, from app.py. A page that does not need the BERT model
-    (needs_model=False) does not wait for it to load."""
+    (needs_model=False) does not wait for it to load. page_path: the url path of the page being
+    run, for the copy-link box."""
     ss = st.session_state
     ss.setdefault("model", BUNDLED)
     ss.setdefault("text", DEFAULT_TEXT)
@@ -44,13 +46,14 @@ def sidebar(needs_model: bool = True):
         with st.spinner(f"Loading the model {ss.model}…"):  # in the main area
             get_bert(ss.model)  # cached after the first visit (serve.py starts it)
     if presenting():
-        c1, c2, c3, c4 = st.columns([4, 3, 3, 2.4], vertical_alignment="bottom")
+        c1, c2, c3, c4, c5 = st.columns([4, 3, 3, 2, 2.4], vertical_alignment="bottom")
         c1.text_area("Sentence", key="text", height=100, help=HELP,
                      label_visibility="collapsed", placeholder="Type a sentence…")
         c2.selectbox("Examples", list(PRESETS), index=None, key="preset",
                      placeholder="Load an example…", on_change=_pick_preset)
         c3.selectbox("Model", list(model_choices()), key="model")
-        c4.button("Leave presentation", on_click=set_present, args=(False,),
+        share.open_slot(c4, page_path)
+        c5.button("Leave presentation", on_click=set_present, args=(False,),
                   key="present_leave", width="stretch")
         return
     with st.sidebar:
@@ -67,4 +70,5 @@ def sidebar(needs_model: bool = True):
         ss.present_toggle = presenting()
         st.toggle("Presentation mode", key="present_toggle", on_change=set_present,
                   help="For a projector: larger text and charts, no sidebar (the sentence "
-                       "moves above the page). The link keeps it (present=1).")
+                       "moves above the page). Copy link offers a link that opens in it.")
+        share.open_slot(st, page_path)

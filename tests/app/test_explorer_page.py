@@ -82,7 +82,7 @@ def test_default_view_shows_every_head_with_the_models_numbers(bundled):
     assert [b.proto.label for b in at.get("download_button")] == ["Download CSV",
                                                                   "Download JSON"]
     qp = dict(at.query_params)
-    assert qp["text"] == text and qp["model"] == models.BUNDLED
+    assert qp["text"] == text and qp["model"] == "bundled"
     assert (qp["layer"], qp["head"], qp["focus"]) == (str(layer + 1), str(head + 1), "with")
 
 

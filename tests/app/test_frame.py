@@ -3,7 +3,7 @@ and pages that do not need the BERT model do not wait for it."""
 
 import pytest
 
-from testkit.apptest import chart, open_app, sandboxed, shown_page, survives
+from testkit.apptest import chart, go_to, open_app, sandboxed, shown_page, survives
 from testkit.models import save_tiny_bert
 from ui import style
 
@@ -25,7 +25,11 @@ def test_presentation_mode_toggle_link_and_leave(bundled):
     assert (at.slider(key="ex_layer").value, at.selectbox(key="ex_head").value) == (4, 7)
     assert style.PRESENT_CSS in [h.proto.body for h in at.get("html")]
     assert chart_height(at, "ex_grid") == int(normal * style.PROJECTOR_SCALE)
-    assert at.query_params["present"] == "1"
+    # the address bar never carries present=1 (a teacher copies it for the class); the copy-link
+    # box offers the students' link and, apart, the projector's
+    assert "present" not in at.query_params
+    students, projector = [c.value for c in at.code]
+    assert "present" not in students and projector == students + "&present=1"
 
     at.text_area(key="text").set_value("The cat sat on the mat.").run()  # still typeable
     assert at.query_params["text"] == "The cat sat on the mat."
@@ -43,9 +47,26 @@ def test_presentation_mode_toggle_link_and_leave(bundled):
 @pytest.mark.parametrize("page", ["head_lab", "training_lab"])
 def test_a_present_link_opens_any_page_in_presentation_mode(bundled, page):
     at = open_app(page, present="1", text="I saw the man with a telescope.")
+    assert "present" not in at.query_params  # read once, then off the address bar
     survives(at)
     assert shown_page(at) == page and not at.sidebar.text_area
     assert at.button(key="present_leave")
+
+
+def test_the_copy_link_box_has_the_view_and_a_short_model_id(bundled):
+    at = open_app("explorer", text="The cat sat on the mat.", layer="3", head="2")
+    students, projector = [c.value for c in at.code]
+    assert students.startswith("./?") and "model=bundled" in students
+    assert "text=The%20cat%20sat%20on%20the%20mat." in students
+    assert "layer=3" in students and "head=2" in students and "present" not in students
+    assert projector.endswith("&present=1")
+    old = open_app("explorer", model="all-MiniLM-L6-v2 (bundled)", text="Hi.")  # old links
+    assert "does not offer" not in " ".join(w.value for w in old.warning)
+    assert old.query_params["model"] == "bundled"
+    at = go_to(at, "two_readings")  # another page's link: its own parameters, not the Explorer's
+    students = at.code[0].value
+    assert students.startswith("./two_readings?") and "layer=" not in students
+    assert "a=I%20saw%20the%20man%20with%20a%20telescope." in students
 
 
 def test_training_lab_does_not_wait_for_the_bert_model(tmp_path, monkeypatch, spy_loader):
