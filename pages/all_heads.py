@@ -8,14 +8,16 @@ from mha_core import metrics as mt
 from mha_core import patterns as pt
 from mha_core.rollout import rollout
 from ui import figures as fg
-from ui import guards, models, sidebar, style
+from ui import guards, link, models, sidebar, style
 from ui.models import shape
 from ui.page import Page
 from ui.presentation import plot
 from ui.presets import PRESETS
 
-PAGE = Page("ah", keep=("ah_corpus_source", "ah_corpus_lines", "ah_corpus_on"))
-PAGE.start()
+PAGE = Page("ah", keep=("ah_corpus_source", "ah_corpus_lines", "ah_corpus_on"),
+            link=("corpus", "lines", "profile"))
+pending = PAGE.start()
+SOURCES = {"presets": "The presets", "own": "My own lines"}  # "corpus" in the link
 
 MAX_LINES = 200
 # Each corpus line is cut to this many tokens: Clark et al. 2019 profiled heads on segments of
@@ -139,8 +141,24 @@ st.caption("One sentence is an anecdote. Average the metrics over many sentences
            "head's profile; the labels then come from the averaged metrics. Each line counts "
            f"with its first {CORPUS_TOKENS} tokens, as in Clark et al. 2019's 128-token "
            "segments.")
-source = st.radio("Sentences", ["The presets", "My own lines"], horizontal=True,
-                  key="ah_corpus_source")
+ss = st.session_state  # the link's corpus choice first
+if "corpus" in pending:
+    raw = pending.pop("corpus")
+    if raw in SOURCES:
+        ss.ah_corpus_source = SOURCES[raw]
+    else:
+        st.warning("The link's corpus is not one of presets or own; it was ignored.",
+                   icon=style.ICON_LINK)
+if "lines" in pending:
+    ss.ah_corpus_lines = pending.pop("lines")[:guards.MAX_CHARS]
+if "profile" in pending:
+    ss.ah_corpus_on = link.is_on(pending.pop("profile"))
+source = st.radio("Sentences", list(SOURCES.values()), horizontal=True, key="ah_corpus_source")
+own = source == SOURCES["own"]
+pasted = ss.get("ah_corpus_lines", "") if own else ""
+link.write_query_params(corpus="own" if own else None,
+                        lines=pasted if own and 0 < len(pasted) <= link.URL_TEXT_MAX else None,
+                        profile=1 if ss.get("ah_corpus_on") else None)
 if source == "The presets":
     lines = list(PRESETS.values())
 else:

@@ -11,12 +11,14 @@ import streamlit as st
 from mha_core import ablation as ab
 from mha_core.heads import HeadId, head_names
 from ui import figures as fg
-from ui import guards, models, sidebar
+from ui import guards, link, models, sidebar, style
 from ui.page import Page
 from ui.presentation import plot
 
-PAGE = Page("hl", keep=("hl_how", "hl_heads", "hl_layers"))
-PAGE.start()
+PAGE = Page("hl", keep=("hl_how", "hl_heads", "hl_layers", "hl_k"), link=("how", "off", "k"))
+pending = PAGE.start()
+# "how" in the link: the three ways to switch heads off
+HOW = {"heads": "Single heads", "layers": "Whole layers", "top": "Keep only the top k per layer"}
 
 
 @st.cache_data(**models.bounded(), show_spinner="Switching each head off in turn…")
@@ -55,6 +57,13 @@ def rank_now(name: str, text: str):
     st.session_state.hl_ranked = (name, text)
 
 
+def _same_head(name: str, raw: str) -> bool:
+    try:
+        return HeadId.parse(raw) == HeadId.parse(name)
+    except ValueError:
+        return False
+
+
 RANK_AUTO_TOKENS = 64  # longer texts are ranked on request (ranking)
 RANK_MAX_TOKENS = 256  # and longer ones not at all
 MAX_PAIR_TOKENS = 128  # the intact/ablated pair of maps shows at most this many tokens
@@ -77,10 +86,37 @@ tokens = intact.tokens
 st.caption("Switching a head off sets its attention weights to zero for this one run (a head "
            "mask), so it adds nothing to its layer's output. The model itself is never changed.")
 
+# the link's choice: how, which heads or layers are off, k (ignored with a message if unknown)
+ss = st.session_state
+if "how" in pending:
+    raw = pending.pop("how")
+    if raw in HOW:
+        ss.hl_how = HOW[raw]
+    else:
+        st.warning("The link's way of switching heads off is not one of heads, layers or top; "
+                   "it was ignored.", icon=style.ICON_LINK)
+if "off" in pending:
+    names, layers = head_names(L, H), [f"L{i + 1}" for i in range(L)]
+    wanted = [x.strip() for x in pending.pop("off").split(",")[:L * H] if x.strip()]
+    by_layer = ss.get("hl_how") == HOW["layers"]
+    known = [x.upper() for x in wanted if x.upper() in layers] if by_layer else \
+        [x for x in names if any(_same_head(x, w) for w in wanted)]
+    ss["hl_layers" if by_layer else "hl_heads"] = known
+    if len(known) < len(wanted):
+        st.warning(f"{len(wanted) - len(known)} of the link's heads or layers are not in this "
+                   "model; they were ignored.", icon=style.ICON_LINK)
+if "k" in pending:
+    value, note = link.clamp_int(pending.pop("k"), 0, H, "k")
+    if value is not None:
+        ss.hl_k = value
+    if note:
+        st.warning(note, icon=style.ICON_LINK)
+ss.setdefault("hl_k", H)
+ss.hl_k = min(ss.hl_k, H)  # after a model change
+
 st.subheader("Switch heads off")
-how = st.radio("How", ["Single heads", "Whole layers", "Keep only the top k per layer"],
-               horizontal=True, key="hl_how")
-mask = np.ones((L, H))
+how = st.radio("How", list(HOW.values()), horizontal=True, key="hl_how")
+mask, off, k = np.ones((L, H)), [], None
 if how == "Single heads":
     off = st.multiselect("Heads to switch off", head_names(L, H), key="hl_heads",
                          placeholder="Choose heads, e.g. L1 H3")
@@ -92,12 +128,16 @@ elif how == "Whole layers":
     for item in off:
         mask[int(item[1:]) - 1] = 0
 else:
-    k = st.slider("Heads kept in each layer (the most important on this sentence)", 0, H, H,
+    k = st.slider("Heads kept in each layer (the most important on this sentence)", 0, H,
                   key="hl_k")
     if rank == "ready":
         mask = ab.top_k_mask(importance_view(name, text)["importance"], k)
     else:  # the mask stays all ones until the heads are ranked
         st.info(f"Keeping the top k needs the ranking of the heads: {why_not[rank]}.")
+
+how_param = next(k for k, v in HOW.items() if v == how)
+link.write_query_params(how=None if how_param == "heads" else how_param,
+                        off=",".join(off) or None, k=k)
 
 view = ablation_view(name, text, tuple(map(tuple, mask.tolist())))
 n_off = int((mask == 0).sum())

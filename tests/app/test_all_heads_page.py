@@ -138,3 +138,19 @@ def test_corpus_lines_are_cut_to_128_tokens(bundled, text):
     tokens = bundled.encode(cut).tokens
     assert len(tokens) == min(128, len(full.tokens))
     assert tokens[:-1] == full.tokens[:len(tokens) - 1]  # the same pieces, then [SEP]
+
+
+def test_the_link_keeps_the_corpus_choice(bundled):
+    at = run_page(TEXT)
+    at.radio(key="ah_corpus_source").set_value("My own lines").run()
+    at.text_area(key="ah_corpus_lines").input("the cat sat.\nI saw a man.").run()
+    at.toggle(key="ah_corpus_on").set_value(True).run()
+    qp = dict(at.query_params)
+    assert (qp["corpus"], qp["lines"], qp["profile"]) == ("own", "the cat sat.\nI saw a man.", "1")
+    again = open_app("all_heads", **qp)
+    assert again.radio(key="ah_corpus_source").value == "My own lines"
+    assert again.toggle(key="ah_corpus_on").value is True
+    np.testing.assert_allclose(array(chart(again, "ah_corpus_grid")["data"][0]["z"]),
+                               array(chart(at, "ah_corpus_grid")["data"][0]["z"]))
+    bad = open_app("all_heads", corpus="everything")
+    assert any("not one of presets or own" in w.value for w in bad.warning)

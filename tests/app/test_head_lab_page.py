@@ -113,3 +113,25 @@ def test_top_k_waits_for_the_ranking_and_very_long_text_is_not_ranked(bundled):
     assert not long.exception and chart(long, "hl_importance") is None
     assert not [b for b in long.button if b.key == "hl_rank"]
     assert any("offered for texts of up to 256 tokens" in i.value for i in long.info)
+
+
+def test_the_link_keeps_which_heads_are_off(bundled):
+    at = run_page()
+    at.multiselect(key="hl_heads").select("L1 H1").select("L3 H5").run()
+    qp = dict(at.query_params)
+    assert qp["off"] == "L1 H1,L3 H5" and "how" not in qp
+    again = open_app("head_lab", **qp)
+    assert again.multiselect(key="hl_heads").value == ["L1 H1", "L3 H5"]
+    assert heads_off(again) == "2 of 72" and change(again) == change(at)
+
+    layers = open_app("head_lab", text=TEXT, how="layers", off="L6,l2,L9")
+    assert layers.multiselect(key="hl_layers").value == ["L6", "L2"]
+    assert heads_off(layers) == "24 of 72"
+    assert any("1 of the link's heads or layers" in w.value for w in layers.warning)
+    top = open_app("head_lab", text=TEXT, how="top", k="2")
+    assert top.slider(key="hl_k").value == 2 and heads_off(top) == "60 of 72"
+    assert dict(top.query_params)["k"] == "2" and dict(top.query_params)["how"] == "top"
+    bad = open_app("head_lab", text=TEXT, how="all", off="L1 H99,x", k="99")
+    said = " ".join(w.value for w in bad.warning)
+    assert "not one of heads, layers or top" in said and "2 of the link's heads" in said
+    assert "k 99 is outside 0–12" in said and not bad.exception
