@@ -14,7 +14,9 @@ FONT = dict(size=13)
 PALETTE = ("#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #bcbd22 #17becf #393b79 "
            "#e7ba52 #637939 #ad494a #7b4173 #3182bd #e6550d #31a354 #756bb1 #9c9ede #fdae6b "
            "#a1d99b #ce6dbd #8ca252 #843c39").split()
-SPECIAL_COLOR = "#c8c8c8"  # [CLS]/[SEP]: neutral, so heads that point at words stand out
+# Special tokens are greys, so heads that point at words stand out; [CLS] and [SEP] apart
+SPECIAL_COLORS = {"[CLS]": "#8c8c8c", "[SEP]": "#cfcfcf"}
+SPECIAL_COLOR = "#b0b0b0"  # any other special token ([MASK], [PAD], a model's own)
 OTHER_COLOR = "#dddddd"  # "other keys" in stacked bars
 # One colour per pattern label (mha_core.patterns defines them beside the labels), by short name
 LABEL_COLOURS = {p.short: p.colour for p in PATTERNS}

@@ -8,15 +8,23 @@ import numpy as np
 
 from mha_core.heads import head_labels, layer_names
 
-from ..labels import axis_labels, label
+from ..labels import label
 from ..labels import labels as labels_of
-from ..style import FONT, OTHER_COLOR, PALETTE, SPECIAL_COLOR
+from ..style import FONT, OTHER_COLOR, PALETTE, SPECIAL_COLOR, SPECIAL_COLORS
 from .base import centred_title, figure
 
 
-def token_colors(special) -> list:
-    """One colour per token position (special tokens grey), shared by focus grid and bars."""
-    return [SPECIAL_COLOR if s else PALETTE[i % len(PALETTE)] for i, s in enumerate(special)]
+def token_colors(labels, special) -> list:
+    """One colour per token, shared by focus grid and bars: the same word (any case) gets the
+    same colour wherever it occurs; [CLS] and [SEP] get two distinct greys."""
+    words = {}  # word -> its colour index, in order of first occurrence
+    out = []
+    for t, s in zip(labels, special):
+        if s:
+            out.append(SPECIAL_COLORS.get(t, SPECIAL_COLOR))
+        else:
+            out.append(PALETTE[words.setdefault(str(t).lower(), len(words)) % len(PALETTE)])
+    return out
 
 
 def focus_grid(top, weight, labels, special, focus_label, height=None, title=None):
@@ -29,7 +37,7 @@ def focus_grid(top, weight, labels, special, focus_label, height=None, title=Non
     keys = sorted(set(top.ravel().tolist()))  # the distinct targets, in sentence order
     k_of = {t: k for k, t in enumerate(keys)}
     z = np.vectorize(k_of.get)(top).astype(np.float32)  # (L, H) colour index
-    colors = token_colors(special)
+    colors = token_colors(labels, special)
     n = len(keys)
     scale = []  # a stepwise colour scale: colour k fills [k/n, (k+1)/n]
     for k, t in enumerate(keys):
@@ -57,19 +65,27 @@ def focus_grid(top, weight, labels, special, focus_label, height=None, title=Non
 
 def focus_bars(rows, labels, special, focus_label, layer, min_weight=0.05, height=340):
     """One layer, one query token: for each head a stacked bar of how its attention (summing to
-    1) splits over the keys. rows: (H, T); layer: its 0-based index (labels count from 1, as
-    everywhere on the pages). Keys under min_weight in every head join "other"."""
+    1) splits over the keys, one bar segment per word (a word that occurs twice is one target,
+    its weights added, in one colour). rows: (H, T); layer: its 0-based index (labels count
+    from 1, as everywhere on the pages). Words under min_weight in every head join "other"."""
     rows = np.asarray(rows, dtype=np.float32)
     H, T = rows.shape
-    names = axis_labels(labels)
-    colors = token_colors(special)
+    colors = token_colors(labels, special)
+    groups = {}  # word (any case; special tokens by name) -> its positions, in sentence order
+    for t, word in enumerate(labels):
+        groups.setdefault(str(word).lower(), []).append(t)
     heads = head_labels(H)
-    shown = [t for t in range(T) if rows[:, t].max() >= min_weight]
-    data = [dict(type="bar", x=heads, y=rows[:, t], name=names[t], marker_color=colors[t],
-                 hovertemplate="%{x} → %{fullData.name}: %{y:.3f}<extra></extra>")
-            for t in shown]
-    rest = rows.sum(axis=1) - rows[:, shown].sum(axis=1)  # (H,)
-    if len(shown) < T:
+    data, shown = [], np.zeros(H, dtype=np.float32)
+    for positions in groups.values():
+        y = rows[:, positions].sum(axis=1)  # (H,)
+        if y.max() < min_weight:
+            continue
+        shown += y
+        data.append(dict(type="bar", x=heads, y=y, name=label(labels[positions[0]]),
+                         marker_color=colors[positions[0]],
+                         hovertemplate="%{x} → %{fullData.name}: %{y:.3f}<extra></extra>"))
+    rest = rows.sum(axis=1) - shown  # (H,)
+    if len(data) < len(groups):
         data.append(dict(type="bar", x=heads, y=rest, name="other", marker_color=OTHER_COLOR,
                          hovertemplate="%{x}: other keys %{y:.3f}<extra></extra>"))
     layout = dict(
