@@ -68,7 +68,8 @@ def test_focus_bars_one_segment_per_word_and_distinct_special_greys():
                      [0.0, 0.0, 0.5, 0.0, 0.0, 0.5, 0.0]], dtype=np.float32)  # (H, T)
     fig = fg.focus_bars(rows, labels, special, "saw", layer=0)
     bars = {b.name: np.asarray(b.y) for b in fig.data}
-    assert list(bars) == ["[CLS]", "the", "cat", "dog", "[SEP]"]  # "the" and "The": one word
+    assert list(bars) == ["[CLS]", "the", "cat", "dog", "[SEP]", "other"]  # the, The: one word
+    np.testing.assert_allclose(bars["other"], 0)  # "saw" gets nothing in either head
     np.testing.assert_allclose(bars["the"], [0.5, 0.0])
     colours = {b.name: b.marker.color for b in fig.data}
     assert colours["[CLS]"] != colours["[SEP]"]
