@@ -164,9 +164,9 @@ Typically one of the heads becomes a **diagonal** (previous-token) head and the 
 al. (2019) find in BERT. The single head has to mix both in one map.
 
 **Is it one lucky seed?** Change the seed above and train again. Before release, both models
-were trained on 8 seeds (the figures are in headscope's README). At 600 steps, 2 heads reached at least 0.999 accuracy on every seed and 4 heads
-1.000; one head reached 0.26 to 0.80, so the margin was at least +0.20 on every seed (mean
-+0.43). One head is not incapable: trained for 2000 steps it reached 0.99 on the 3 seeds
+were trained on 8 seeds: at 600 steps, 2 heads reached at least 0.999 accuracy on every seed
+and 4 heads 1.000; one head reached 0.26 to 0.80, so the margin was at least +0.20 on every
+seed (mean +0.43). One head is not incapable: trained for 2000 steps it reached 0.99 on the 3 seeds
 tried. So what the lab measures is how fast the task is learned at a fixed budget: with two
 heads, each relation gets its own softmax, and the task is solved in a few hundred steps.
 """)
