@@ -30,9 +30,12 @@ pages = [
     st.Page("pages/about.py", title="About", icon=":material/info:"),
 ]
 current = st.navigation(pages, position="top" if presenting() else "sidebar")
+link.claim_pending(current.url_path)  # the link's page values are for the page it opened
 page.keep_widgets()  # a page's settings survive a visit to another page
-# The Training lab trains its own small models: it does not wait for the BERT checkpoint
-sidebar.sidebar(needs_model=current.url_path != "training_lab", page_path=current.url_path)
+# The Training lab trains its own small models and About shows text: neither waits for the
+# BERT checkpoint
+sidebar.sidebar(needs_model=current.url_path not in ("training_lab", "about"),
+                page_path=current.url_path)
 link.sync_link()
 for note in link_notes:
     st.warning(note, icon=style.ICON_LINK)

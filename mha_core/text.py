@@ -4,6 +4,7 @@ Shape letters: T tokens (subwords), G word groups.
 """
 
 import threading
+import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,29 +139,44 @@ def to_word_level(att: torch.Tensor, groups) -> torch.Tensor:
 
 
 def normalisation(tokenizer, text: str) -> dict:
-    """What the tokenizer's normaliser does to this text before splitting it: lowercasing and
-    accent stripping (uncased BERTs do both). {"lowercases": bool, "strips": bool,
-    "examples": up to 3 (word, as read) pairs whose letters changed beyond their case}."""
+    """What the tokenizer's normaliser does to this text's letters before splitting it: an
+    uncased BERT lowers capitals and strips accents. {"lowercases": some word of this text lost
+    its capitals, "strips": the normaliser strips accents, "examples": up to 3 (word, as read)
+    pairs of this text that lost accents}. Other changes (control or zero-width characters
+    removed) are not counted here: they are not about the language."""
     norm = getattr(getattr(tokenizer, "backend_tokenizer", None), "normalizer", None)
     if norm is None:
         return {"lowercases": False, "strips": False, "examples": []}
+    lower, strip = getattr(norm, "lowercase", None), getattr(norm, "strip_accents", None)
+    if lower is None:  # not a BertNormalizer: ask it
+        lower, strip = norm.normalize_str("A") == "a", norm.normalize_str("é") == "e"
+    elif strip is None:  # BERT's rule: accents are stripped when the text is lowercased
+        strip = lower
+    lower, strip = bool(lower), bool(strip)
     lowercases, examples = False, []
     for word in text.split()[:2000]:
-        read = norm.normalize_str(word).replace(" ", "")  # CJK characters get spaces around
-        if read == word:
-            continue
-        if read == word.lower():
-            lowercases = True
-        elif read and read != word.lower() and len(examples) < 3:
-            examples.append((word, read))
-    return {"lowercases": lowercases, "strips": bool(examples), "examples": examples}
+        lowercases |= lower and word != word.lower()
+        accented = any(unicodedata.combining(c) for c in unicodedata.normalize("NFD", word))
+        if strip and accented and len(examples) < 3:
+            examples.append((word, norm.normalize_str(word).replace(" ", "")))
+    return {"lowercases": lowercases, "strips": strip, "examples": examples}
 
 
-def unknown_words(enc: Encoded, unk_token: str) -> tuple:
-    """(words whose every piece is the unknown token, words): how much of a text the
-    vocabulary cannot read at all."""
+def word_pieces(enc: Encoded) -> list:
+    """The pieces of every word of the text(s), in order: [[token, ...], ...]."""
     pieces = {}
     for t, (seq, word) in enumerate(zip(enc.sequence_ids, enc.word_ids)):
         if seq is not None and word is not None:
-            pieces.setdefault((seq, word), []).append(enc.tokens[t] == unk_token)
-    return sum(all(p) for p in pieces.values()), len(pieces)
+            pieces.setdefault((seq, word), []).append(enc.tokens[t])
+    return list(pieces.values())
+
+
+def unknown_words(enc: Encoded, unk_token: str) -> tuple:
+    """(words whose every piece is the unknown token, words read letter by letter, words): how
+    much of a text the vocabulary cannot read at all, and how much only as single letters (a
+    word of 3 or more pieces of one character each, e.g. Cyrillic in an English vocabulary)."""
+    words = word_pieces(enc)
+    unknown = sum(all(p == unk_token for p in w) for w in words)
+    spelled = sum(len(w) >= 3 and all(len(p.removeprefix("##")) == 1 for p in w)
+                  for w in words)
+    return unknown, spelled, len(words)

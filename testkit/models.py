@@ -16,15 +16,17 @@ def tiny_vocab() -> list:
     return special + letters + ["##" + c for c in letters] + words
 
 
-def save_tiny_bert(path: Path, layers=2, heads=4, hidden=32, seed=0, **overrides) -> Path:
-    """A random BertModel saved by transformers itself (safetensors + a fast tokenizer)."""
+def save_tiny_bert(path: Path, layers=2, heads=4, hidden=32, seed=0, lowercase=True,
+                   **overrides) -> Path:
+    """A random BertModel saved by transformers itself (safetensors + a fast tokenizer; an
+    uncased one unless lowercase=False)."""
     import torch
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
     path.mkdir(parents=True, exist_ok=True)
     vocab = tiny_vocab()
     (path / "vocab.txt").write_text("\n".join(vocab) + "\n")
-    tok = BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=True)
+    tok = BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=lowercase)
     assert len(tok) == len(vocab)
     tok.save_pretrained(str(path))
     cfg = BertConfig(vocab_size=len(vocab), hidden_size=hidden, num_hidden_layers=layers,

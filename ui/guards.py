@@ -5,11 +5,12 @@ user's text; user text placed in markdown is escaped (md_text)."""
 import streamlit as st
 
 from . import style
+from .labels import visible
 from .models import get_bert, text_facts
 from .presentation import presenting
 
 MAX_CHARS = 20_000  # text longer than this is cut before tokenising (the model keeps 512 tokens)
-MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>$~:")
+MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>$~:&")
 
 
 def model_or_stop(name: str):
@@ -54,31 +55,38 @@ def check_text(name: str, text: str, prompt: str, what: str = "This text",
     return facts
 
 
-UNKNOWN_SHARE = 0.2  # above this share of unknown words, the page warns before its charts
-LANGUAGE = "It was trained on English text; other scripts, most emoji and rare symbols are " \
-           "outside its vocabulary."
+UNKNOWN_SHARE = 0.2  # above this share of unreadable words, the page warns before its charts
+LANGUAGE = ("The bundled all-MiniLM-L6-v2 was trained on English text: it knows the letters of "
+            "many scripts but few of their words, and most emoji not at all.")
 
 
 def language_notes(facts: dict, what: str = "This text"):
     """What the tokenizer does to this text's language before any head sees it: accents
-    stripped and capitals lowered (uncased models), and words it cannot read at all."""
+    stripped and capitals lowered (uncased models), words it cannot read at all, and words it
+    reads only letter by letter."""
     norm, limits = facts["normalised"], LANGUAGE if facts["bundled"] else ""
-    if norm["strips"]:
-        shown = ", ".join(f"“{md_text(a)}” as “{md_text(b)}”" for a, b in norm["examples"])
-        st.warning(f"This model is uncased: its tokenizer drops accents and capitals before "
-                   f"the heads see the text. It reads {shown}, so the maps below are of those "
-                   f"words. {limits}", icon=style.ICON_LANGUAGE)
+    where = what[0].lower() + what[1:]
+    if norm["examples"]:
+        shown = ", ".join(f"“{md_text(visible(a))}” as “{md_text(visible(b))}”"
+                          for a, b in norm["examples"])
+        st.warning(f"This model strips accents before the heads see the text"
+                   f"{' and lowers capitals' if norm['lowercases'] else ''}: it reads {shown}, "
+                   f"so the maps below are of those words. {limits}", icon=style.ICON_LANGUAGE)
     elif norm["lowercases"]:
         st.caption("This model is uncased: it reads capitals as small letters.")
-    n, u = facts["n_words"], facts["unknown_words"]
-    if n and u / n > UNKNOWN_SHARE:
-        st.warning(f"{u} of {n} words ({u / n:.0%}) in {what[0].lower() + what[1:]} are "
-                   f"unknown to this model's vocabulary and become `{facts['unk_token']}`: "
-                   f"the maps below show where those placeholder tokens attend, not the words. "
-                   f"{limits}", icon=style.ICON_UNKNOWN)
+    n, unknown, spelled = facts["n_words"], facts["unknown_words"], facts["spelled_words"]
+    if n and unknown / n > UNKNOWN_SHARE:
+        st.warning(f"{unknown} of {n} words ({unknown / n:.0%}) in {where} are unknown to this "
+                   f"model's vocabulary and become `{facts['unk_token']}`: the maps below show "
+                   f"where those placeholder tokens attend, not the words. {limits}",
+                   icon=style.ICON_UNKNOWN)
     elif facts["unknown"]:
         st.caption(f"{facts['unknown']} token(s) are `{facts['unk_token']}`: the vocabulary "
                    "does not know them (some emoji and scripts).")
+    if n and spelled / n > UNKNOWN_SHARE:
+        st.warning(f"{spelled} of {n} words ({spelled / n:.0%}) in {where} are read letter by "
+                   f"letter: the vocabulary has their letters but not the words, so the maps "
+                   f"below are of single letters. {limits}", icon=style.ICON_LANGUAGE)
 
 
 def computed_or_none(fn, *args):

@@ -44,10 +44,10 @@ def read_query_params() -> list:
     ss._link_read = True
     qp, notes = st.query_params, []
     if "model" in qp:
-        if qp["model"] == BUNDLED_ID:
-            ss.model = BUNDLED
-        elif qp["model"] in model_choices():
+        if qp["model"] in model_choices():
             ss.model = qp["model"]
+        elif qp["model"] == BUNDLED_ID:
+            ss.model = BUNDLED
         else:
             notes.append(f"The link names a model this server does not offer; showing {BUNDLED}.")
     if "text" in qp:
@@ -60,6 +60,16 @@ def read_query_params() -> list:
         ss._present = is_on(qp["present"])
     ss._pending = {k: qp[k] for k in qp if k not in FRAME_PARAMS}
     return notes
+
+
+def claim_pending(page_path: str):
+    """The frame's call after navigation: the link's page values belong to the page the link
+    opened. Once another page runs, they are dropped, unused: a parameter one page did not get
+    to apply (it stopped on bad text) must not surface on another page with the same name."""
+    ss = st.session_state
+    owner = ss.setdefault("_pending_page", page_path)
+    if owner != page_path:
+        ss._pending = {}
 
 
 def pending_params() -> dict:

@@ -106,10 +106,11 @@ def text_facts(name: str, text: str) -> dict:
     bert = bert_or_raise(name)
     enc = bert.encode(text)
     unk = bert.tokenizer.unk_token
-    unknown_w, n_words = unknown_words(enc, unk)
+    unknown_w, spelled_w, n_words = unknown_words(enc, unk)
     return dict(n_tokens=len(enc.tokens), n_full=enc.n_tokens_full, max_length=enc.max_length,
                 truncated=enc.truncated, only_special=all(enc.special),
                 typed_special=typed_special(enc, bert.tokenizer, text), unk_token=unk,
                 unknown=sum(t == unk for t in enc.tokens), unknown_words=unknown_w,
-                n_words=n_words, normalised=normalisation(bert.tokenizer, text),
+                spelled_words=spelled_w, n_words=n_words,
+                normalised=normalisation(bert.tokenizer, text),
                 bundled=name == BUNDLED)

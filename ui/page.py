@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from . import share
 from .link import FRAME_PARAMS, pending_params
 from .st_internals import leave_legacy_pages_mode
 
@@ -49,6 +50,7 @@ class Page:
         pending = pending_params()
         for k in [k for k in pending if k not in self.link]:
             del pending[k]
+        share.refresh()  # the copy-link box without the parameters just dropped
         return pending
 
 

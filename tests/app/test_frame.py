@@ -144,3 +144,23 @@ def test_a_one_layer_one_head_model_is_named_in_the_singular(tmp_path, monkeypat
     survives(at)
     assert any("1 layer × 1 head," in c.value for c in at.sidebar.caption)
     assert any(c.value.startswith("1 layer × 1 head,") for c in at.caption)
+
+
+def test_a_links_page_values_stay_with_the_page_it_opened(bundled):
+    """The Explorer stops on blank text before it applies layer, head and focus; Two readings,
+    which has parameters of the same names, must not pick them up later."""
+    at = open_app("explorer", text="   ", layer="2", head="3", focus="man")
+    assert any("Type a sentence" in i.value for i in at.info)
+    go_to(at, "two_readings")
+    survives(at)
+    assert not at.warning
+    assert at.text_input(key="tr_focus").value == "with"
+    assert at.selectbox(key="tr_pair").value == "Telescope or hat"
+
+
+def test_the_copy_link_box_drops_the_parameters_of_the_page_left(bundled):
+    at = open_app("explorer", layer="2")
+    go_to(at, "about")
+    students = at.code[0].value
+    assert students.startswith("./about?") and "layer" not in students
+    assert "layer" not in at.query_params

@@ -1,9 +1,11 @@
 """What the tokenizer does to a text's language is said above the charts: accents stripped by an
-uncased model, and words it cannot read at all. English gets no warning."""
+uncased model, words it cannot read at all, and words it reads only letter by letter. English
+gets no warning, and a cased model is never called uncased."""
 
 import pytest
 
 from testkit.apptest import open_app, survives
+from testkit.models import save_tiny_bert
 
 
 def warnings(at) -> str:
@@ -15,7 +17,7 @@ def test_french_loses_its_accents_and_the_page_says_so(bundled, page):
     at = open_app(page, text="Le café est très chaud à Paris.")
     survives(at)
     said = warnings(at)
-    assert "drops accents" in said and "“café” as “cafe”" in said and "“très” as “tres”" in said
+    assert "strips accents" in said and "“café” as “cafe”" in said and "“très” as “tres”" in said
     assert "trained on English" in said
 
 
@@ -30,11 +32,31 @@ def test_chinese_words_become_unknown_and_the_page_says_how_many(bundled):
     assert "placeholder tokens" in warnings(at)
 
 
+def test_russian_is_read_letter_by_letter_and_the_page_says_so(bundled):
+    text = "Привет мир, как дела"
+    words = text.replace(",", "").split()
+    spelled = [w for w in words if all(len(t.removeprefix("##")) == 1
+                                       for t in bundled.tokenizer.tokenize(w))]
+    at = open_app("explorer", text=text)
+    survives(at)
+    assert len(spelled) == 4  # counted here: every piece one letter
+    assert "4 of 5 words (80%) in this text are read letter by letter" in warnings(at)
+
+
 def test_plain_english_gets_no_warning_only_a_note_on_capitals(bundled):
     at = open_app("explorer", text="The cat sat on the mat.")
     survives(at)
     assert not at.warning
     assert any("uncased" in c.value for c in at.caption)
-    one_emoji = open_app("explorer", text="The cat sat on the mat 😀 today.")
-    assert not one_emoji.warning  # 1 unknown word of 8: a caption, not a warning
-    assert any("token(s) are `[UNK]`" in c.value for c in one_emoji.caption)
+    for text in ("The cat sat on the mat 😀 today.", "foo\u200bbar a\x00b Tab\xadle sat."):
+        at = open_app("explorer", text=text)
+        assert not at.warning, text  # invisible characters are not a language note
+
+
+def test_a_cased_model_is_not_called_uncased(tmp_path, monkeypatch):
+    path = save_tiny_bert(tmp_path / "cased", lowercase=False)
+    monkeypatch.setenv("HEADSCOPE_MODELS", f"cased={path}")
+    at = open_app("explorer", model="cased", text="The cat sat on the mat.")
+    survives(at)
+    assert not any("uncased" in c.value for c in at.caption)
+    assert "strips accents" not in warnings(at)
