@@ -9,6 +9,7 @@ import re
 from dataclasses import dataclass
 
 _NAME = re.compile(r"^\s*L(\d{1,4})\s*H(\d{1,4})\s*$", re.IGNORECASE)
+_LAYER = re.compile(r"^\s*L(\d{1,4})\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, order=True)
@@ -45,6 +46,14 @@ def head_names(n_layers: int, n_heads: int) -> list:
 def layer_names(n_layers: int) -> list:
     """ "L1", "L2", ...: the layers' shown names (rows of a layers x heads grid)."""
     return [f"L{layer + 1}" for layer in range(n_layers)]
+
+
+def parse_layer(name: str) -> int:
+    """The inverse of layer_names for one name: "L3" (any case) -> 2."""
+    m = _LAYER.match(str(name))
+    if not m or int(m[1]) < 1:
+        raise ValueError(f"not a layer name like 'L3': {str(name)[:40]!r}")
+    return int(m[1]) - 1
 
 
 def head_labels(n_heads: int) -> list:

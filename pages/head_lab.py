@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from mha_core import ablation as ab
-from mha_core.heads import HeadId, head_names
+from mha_core.heads import HeadId, head_names, layer_names, parse_layer
 from ui import figures as fg
 from ui import guards, link, models, sidebar, style
 from ui.page import Page
@@ -57,13 +57,6 @@ def rank_now(name: str, text: str):
     st.session_state.hl_ranked = (name, text)
 
 
-def _same_head(name: str, raw: str) -> bool:
-    try:
-        return HeadId.parse(raw) == HeadId.parse(name)
-    except ValueError:
-        return False
-
-
 RANK_AUTO_TOKENS = 64  # longer texts are ranked on request (ranking)
 RANK_MAX_TOKENS = 256  # and longer ones not at all
 MAX_PAIR_TOKENS = 128  # the intact/ablated pair of maps shows at most this many tokens
@@ -95,16 +88,25 @@ if "how" in pending:
     else:
         st.warning("The link's way of switching heads off is not one of heads, layers or top; "
                    "it was ignored.", icon=style.ICON_LINK)
-if "off" in pending:
-    names, layers = head_names(L, H), [f"L{i + 1}" for i in range(L)]
-    wanted = [x.strip() for x in pending.pop("off").split(",")[:L * H] if x.strip()]
+if "off" in pending:  # heads ("L1 H3") or layers ("L6"), comma-separated
     by_layer = ss.get("hl_how") == HOW["layers"]
-    known = [x.upper() for x in wanted if x.upper() in layers] if by_layer else \
-        [x for x in names if any(_same_head(x, w) for w in wanted)]
-    ss["hl_layers" if by_layer else "hl_heads"] = known
-    if len(known) < len(wanted):
-        st.warning(f"{len(wanted) - len(known)} of the link's heads or layers are not in this "
-                   "model; they were ignored.", icon=style.ICON_LINK)
+    parse = parse_layer if by_layer else HeadId.parse
+    known, ignored = [], set()
+    for raw in filter(str.strip, pending.pop("off").split(",")[:L * H]):
+        try:
+            item = parse(raw)
+        except ValueError:
+            ignored.add(raw.strip())
+            continue
+        if item < L if by_layer else item.layer < L and item.head < H:
+            known += [item] if item not in known else []
+        else:
+            ignored.add(item)
+    names = [layer_names(L)[i] for i in known] if by_layer else [str(h) for h in known]
+    ss["hl_layers" if by_layer else "hl_heads"] = names
+    if ignored:
+        st.warning(f"{len(ignored)} of the link's heads or layers are not in this model; they "
+                   "were ignored.", icon=style.ICON_LINK)
 if "k" in pending:
     value, note = link.clamp_int(pending.pop("k"), 0, H, "k")
     if value is not None:
@@ -123,10 +125,9 @@ if how == "Single heads":
     for item in map(HeadId.parse, off):
         mask[item.layer, item.head] = 0
 elif how == "Whole layers":
-    off = st.multiselect("Layers to switch off", [f"L{i + 1}" for i in range(L)],
-                         key="hl_layers")
+    off = st.multiselect("Layers to switch off", layer_names(L), key="hl_layers")
     for item in off:
-        mask[int(item[1:]) - 1] = 0
+        mask[parse_layer(item)] = 0
 else:
     k = st.slider("Heads kept in each layer (the most important on this sentence)", 0, H,
                   key="hl_k")

@@ -131,6 +131,8 @@ def test_the_link_keeps_which_heads_are_off(bundled):
     top = open_app("head_lab", text=TEXT, how="top", k="2")
     assert top.slider(key="hl_k").value == 2 and heads_off(top) == "60 of 72"
     assert dict(top.query_params)["k"] == "2" and dict(top.query_params)["how"] == "top"
+    twice = open_app("head_lab", text=TEXT, off="L1 H1,l1h1,L1 H1")
+    assert twice.multiselect(key="hl_heads").value == ["L1 H1"] and not twice.warning
     bad = open_app("head_lab", text=TEXT, how="all", off="L1 H99,x", k="99")
     said = " ".join(w.value for w in bad.warning)
     assert "not one of heads, layers or top" in said and "2 of the link's heads" in said

@@ -28,3 +28,13 @@ def test_order_matches_a_flattened_array():
         assert values[head.layer, head.head] == values.ravel()[i] == head.index(H)
         assert name == str(head)
     assert layer_names(2) == ["L1", "L2"] and head_labels(3) == ["H1", "H2", "H3"]
+
+
+def test_layer_names_parse_back():
+    from mha_core.heads import parse_layer
+
+    assert [parse_layer(x) for x in layer_names(3)] == [0, 1, 2]
+    assert parse_layer(" l12 ") == 11
+    for bad in ("L0", "3", "L3 H1", ""):
+        with pytest.raises(ValueError, match="not a layer name"):
+            parse_layer(bad)
