@@ -7,13 +7,13 @@ import streamlit as st
 from mha_core import toy
 from mha_core.attention import MODES, MultiHeadSelfAttention, input_slices
 from mha_core.neuron import real_steps
-from ui import figures, guards, models, shared_view, sidebar, style
+from ui import figures, guards, link, models, shared_view, sidebar, style
 from ui.labels import visible
 from ui.page import Page
 from ui.presentation import plot
 
-PAGE = Page("im", keep=("im_real_layer", "im_real_head"))
-PAGE.start()
+PAGE = Page("im", keep=("im_real_layer", "im_real_head"), link=("layer", "head", "query"))
+pending = PAGE.start()
 
 
 @st.cache_data(**models.bounded(), show_spinner=False)
@@ -117,6 +117,20 @@ with real_tab:
             token, position = seen[2], seen[3]
             if position is not None and position < T and res.tokens[position] == token:
                 ss.im_real_query = position
+        for param, key, hi in (("layer", "im_real_layer", L), ("head", "im_real_head", H)):
+            if param in pending:  # the link's view, numbered from 1 (clamped with a message)
+                value, note = link.clamp_int(pending.pop(param), 1, hi, param)
+                if value is not None:
+                    ss[key] = value - 1
+                if note:
+                    st.warning(note, icon=style.ICON_LINK)
+        if "query" in pending:
+            found = link.resolve_focus(pending.pop("query"), res.tokens)
+            if found is None:
+                st.warning("The link's query token is not in this sentence; it was ignored.",
+                           icon=style.ICON_LINK)
+            else:
+                ss.im_real_query = found
         c1, c2, c3 = st.columns(3)
         layer = c1.selectbox("Layer", range(L), format_func=lambda i: f"layer {i + 1}",
                              key="im_real_layer")
@@ -127,6 +141,8 @@ with real_tab:
             ss.im_real_query = min(1, T - 1)
         query = c3.selectbox("Query token", range(T), key="im_real_query",
                              format_func=lambda i: f"{i}: {visible(res.tokens[i])}")
+        link.write_query_params(layer=layer + 1, head=head + 1,
+                                query=link.focus_param(res.tokens, query))
         steps = real_model_steps(name, sentence, int(layer), int(head), int(query))
         st.markdown(f"**{bert.name}**, layer {layer + 1}: d_model = {D}, h = {H}, "
                     f"d_k = {D // H}, T = {T} tokens, batch B = 1.")

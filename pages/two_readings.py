@@ -10,6 +10,7 @@ from mha_core.heads import HeadId, head_names
 from ui import figures as fg
 from ui import guards, link, models, sidebar, style
 from ui.guards import md_text
+from ui.models import shape
 from ui.page import Page
 from ui.presentation import plot
 
@@ -67,10 +68,11 @@ for param, key, most in (("a", "tr_a", 2000), ("b", "tr_b", 2000), ("focus", "tr
         ss["tr_pair"] = match[0] if match else OWN
 if "shared" in pending:
     ss["tr_shared"] = link.is_on(pending.pop("shared"))
+linked_head = None
 if "head" in pending:
     raw = pending.pop("head")
     try:
-        ss["tr_head"] = str(HeadId.parse(raw))
+        ss["tr_head"] = linked_head = str(HeadId.parse(raw))
     except ValueError:
         st.warning("The link's head is not a head name such as L2 H10; it was ignored.",
                    icon=style.ICON_LINK)
@@ -112,6 +114,9 @@ la, lb = view["a"]["labels"], view["b"]["labels"]
 diff = views.reading_difference(rows_a, la, rows_b, lb, shared_only=shared_only)  # (L, H)
 
 names = head_names(L, H)
+if linked_head is not None and linked_head not in names:
+    st.warning(f"The link's head is not in this model ({shape(L, H)}); showing the head that "
+               "changes most.", icon=style.ICON_LINK)
 if ss.get("tr_head") not in names:
     best = int(np.argmax(diff))
     ss["tr_head"] = names[best]

@@ -90,3 +90,16 @@ def test_the_real_model_steps_open_on_the_explorers_view(bundled):
     at.selectbox(key="im_real_head").set_value(1).run()  # the page's own choice then stays
     go_to(at, "inside_mha")
     assert at.selectbox(key="im_real_head").value == 1
+
+
+def test_the_link_opens_the_real_model_steps_on_a_layer_head_and_token(bundled):
+    at = open_app("inside_mha", text="I saw the man with a telescope.", layer="2", head="10",
+                  query="with")
+    assert (at.selectbox(key="im_real_layer").value, at.selectbox(key="im_real_head").value) \
+        == (1, 9)
+    assert at.selectbox(key="im_real_query").value == 5
+    qp = dict(at.query_params)
+    assert (qp["layer"], qp["head"], qp["query"]) == ("2", "10", "with")
+    bad = open_app("inside_mha", layer="40", query="zebra")
+    said = " ".join(w.value for w in bad.warning)
+    assert "layer 40 is outside 1–6" in said and "query token is not in this sentence" in said

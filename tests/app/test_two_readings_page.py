@@ -113,6 +113,8 @@ def test_the_link_keeps_the_sentences_the_word_the_head_and_the_choice(bundled):
     np.testing.assert_allclose(grid(again), grid(at))
     bad = open_app("two_readings", head="L99 H1x")
     assert any("not a head name" in w.value for w in bad.warning)
+    outside = open_app("two_readings", head="L9 H1")
+    assert any("not in this model (6 layers × 12 heads)" in w.value for w in outside.warning)
 
 
 def test_same_sentence_twice_gives_zero_everywhere(bundled):
