@@ -150,7 +150,7 @@ d2.download_button("Download JSON", lambda: attention_json(labels, weights, **me
 
 with focus_col:
     # a new list of tokens gets a fresh widget (crc32: the same key in every server process)
-    key = f"ex_focus_{zlib.crc32(chr(0).join(labels).encode()):08x}"
+    tokens_id = zlib.crc32(chr(0).join(labels).encode("utf-8", "surrogatepass"))
     if "focus" in pending:
         found = link.resolve_focus(pending.pop("focus"), labels)
         if found is None:
@@ -161,7 +161,8 @@ with focus_col:
     start = link.kept_focus(ss.get("ex_focus_at", ("", -1)), labels)
     if start is None:
         start = presets.default_focus(text, labels, v["special"])
-    query = st.selectbox("Focus token", list(range(len(labels))), index=start, key=key,
+    query = st.selectbox("Focus token", list(range(len(labels))), index=start,
+                         key=f"ex_focus_{tokens_id:08x}",
                          format_func=lambda i: f"{i}: {visible(labels[i])}")
     ss.ex_focus_at = (labels[query], query)
     token_level = not (word_level or hide_special)  # positions are token positions

@@ -20,14 +20,20 @@ from testkit.models import save_tiny_bert
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never download
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-FOLDERS = ("unit", "model", "app", "fuzz", "browser")
+# Each folder's marker and the longest one of its tests may run (seconds; pytest-timeout):
+# a hung test fails with a traceback instead of holding the run. The browser tests wait up to
+# 60 s for one condition; a fuzz test runs hundreds of examples under CI=true.
+FOLDERS = {"unit": 120, "model": 300, "app": 300, "fuzz": 900, "browser": 300}
+TESTS = Path(__file__).resolve().parent
 
 
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        folder = Path(str(item.fspath)).parent.name
+        folder = item.path.resolve().relative_to(TESTS).parts[0]  # also for nested folders
         if folder in FOLDERS:
             item.add_marker(getattr(pytest.mark, folder))
+            if not item.get_closest_marker("timeout"):
+                item.add_marker(pytest.mark.timeout(FOLDERS[folder]))
 
 
 def require(condition: bool, reason: str):

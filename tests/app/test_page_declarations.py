@@ -37,6 +37,33 @@ def drawn_keys(at) -> set:
     return keys
 
 
+def written_keys(page: str) -> list:
+    """Every key= a page's source passes: string constants, and the fixed start of f-strings."""
+    out = []
+    for node in ast.walk(ast.parse((ROOT / "pages" / f"{page}.py").read_text())):
+        for kw in getattr(node, "keywords", []) if isinstance(node, ast.Call) else []:
+            if kw.arg != "key":
+                continue
+            v = kw.value
+            if isinstance(v, ast.Constant):
+                out.append(v.value)
+            elif isinstance(v, ast.JoinedStr):
+                first = v.values[0]
+                out.append(first.value if isinstance(first, ast.Constant) else "")
+            else:
+                out.append("")  # a key computed otherwise: not allowed
+    return out
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_key_a_page_writes_carries_its_prefix(page):
+    """All keys, also of widgets drawn only in some states (a button after ranking, the live
+    charts of a training run), read from the page's source."""
+    prefix = declaration(page)["prefix"] + "_"
+    for key in written_keys(page):
+        assert key.startswith(prefix), (page, key)
+
+
 def test_the_frame_names_no_page_widget():
     frame = (ROOT / "app.py").read_text()
     for page in PAGES:

@@ -80,10 +80,19 @@ def test_presentation_link_hides_the_sidebar_and_enlarges_the_page(app_url, page
     wait_for_grid(page, tokens("The cat sat on the mat."), heads)
     page.screenshot(path=str(tmp_path / "presentation.png"))
     assert no_exception(page)
+    # read once, then off the address bar: a teacher copying it gives students a normal link
+    page.wait_for_function("() => !location.search.includes('present=')", timeout=30_000)
 
     page.get_by_role("button", name="Leave presentation").click()
     page.locator('[data-testid="stSidebar"] textarea').first.wait_for(timeout=30_000)
-    assert "present=1" not in page.url
+    # the copy-link box: this server's own address, the view, and a projector link apart
+    page.get_by_role("button", name="Copy link").click()
+    codes = page.locator('[data-testid="stCode"] code')
+    codes.nth(1).wait_for(timeout=30_000)
+    students, projector = codes.nth(0).inner_text(), codes.nth(1).inner_text()
+    assert students.replace("\n", "").startswith(app_url + "/?")
+    assert "model=bundled" in students and "layer=2" in students and "present" not in students
+    assert projector.replace("\n", "").endswith("&present=1")
 
 
 def test_hover_reads_each_heads_own_weight(app_url, page, tokens, bundled):

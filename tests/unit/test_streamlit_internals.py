@@ -11,3 +11,12 @@ def test_the_legacy_pages_switch_still_exists():
         f"Streamlit {streamlit.__version__} has no PagesManager.uses_pages_directory: "
         "ui/st_internals.leave_legacy_pages_mode (and testkit/apptest.py's frame mode) must be "
         "rewritten for this version, or requirements.txt's upper bound on streamlit kept")
+
+
+def test_apptest_still_builds_its_pages_manager_where_the_harness_patches_it():
+    import streamlit.testing.v1.app_test as app_test
+
+    assert hasattr(app_test, "PagesManager"), (
+        f"Streamlit {streamlit.__version__}'s AppTest no longer imports PagesManager: "
+        "testkit/apptest.py's frame mode patches nothing, and AppTest would run pages in the "
+        "legacy pages/ mode")

@@ -5,6 +5,7 @@ family; every builder passes user text through labels.label (the one escaper).
     figures.heatmap(weights, tokens, title="layer 2, head 10")
 """
 
+from . import charts, focus, head_grids, maps, matrices, tiles
 from .base import HOVER, for_projector
 from .charts import cost_figure, curves_figure, pruning_curve_figure, token_change_figure
 from .focus import focus_bars, focus_grid, token_colors
@@ -19,12 +20,17 @@ from .matrices import (
 )
 from .tiles import atlas_figure, rollout_figure, side_by_side_figure
 
-BUILDERS = (  # every builder, for the tests that check them all
-    heatmap, head_grid, focus_grid, focus_bars, atlas_figure, rollout_figure,
-    side_by_side_figure, metric_grid_figure, importance_figure, map_change_figure,
-    diff_grid_figure, pruning_curve_figure, token_change_figure, curves_figure, cost_figure,
-    matrix_figure, slices_figure, similarity_figure, lab_maps_figure, neuron_figure,
-)
+# Every figure builder, found in the view modules (for the tests that check them all): their
+# public functions, less token_colors (colours, not a figure)
+BUILDERS = tuple(
+    fn for module in (maps, focus, head_grids, tiles, charts, matrices)
+    for name, fn in vars(module).items()
+    if callable(fn) and not name.startswith("_") and name != "token_colors"
+    and getattr(fn, "__module__", "") == module.__name__)
 
-__all__ = ["HOVER", "for_projector", "BUILDERS", *(b.__name__ for b in BUILDERS),
-           "token_colors"]
+__all__ = ["HOVER", "for_projector", "BUILDERS", "token_colors", "cost_figure", "curves_figure",
+           "pruning_curve_figure", "token_change_figure", "focus_bars", "focus_grid",
+           "diff_grid_figure", "importance_figure", "map_change_figure", "metric_grid_figure",
+           "head_grid", "heatmap", "lab_maps_figure", "matrix_figure", "neuron_figure",
+           "similarity_figure", "slices_figure", "atlas_figure", "rollout_figure",
+           "side_by_side_figure"]
