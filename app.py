@@ -12,7 +12,7 @@ from ui.presentation import presenting
 from ui.st_internals import leave_legacy_pages_mode
 
 leave_legacy_pages_mode()
-st.set_page_config(page_title="headscope", page_icon=":material/visibility:", layout="wide")
+st.set_page_config(page_title="headscope", page_icon=style.FAVICON, layout="wide")
 
 link_notes = link.read_query_params()  # first run of a session only: the shared link
 st.html(style.PAGE_CSS)  # constant CSS, no user text

@@ -1,26 +1,18 @@
-"""headscope's core: a from-scratch BERT encoder whose every attention head can be inspected.
+"""headscope's core: a from-scratch BERT encoder whose every attention head can be inspected,
+and the analyses built on it (one concept per module: metrics, patterns, rollout, ablation,
+views, heads, neuron; the lab models in mha_core.toy). torch only: no Streamlit, no plotting.
 
     import mha_core
     bert = mha_core.load_bert()            # the bundled all-MiniLM-L6-v2
     res = bert.attend("I saw the man with a telescope.")
     res.attentions                         # (L, H, T, T)
-
-Names are imported lazily, so `import mha_core.figures` does not pay for torch.
 """
 
-_EXPORTS = {
-    "load_bert": "api", "Bert": "api", "AttentionResult": "api",
-    "BertConfig": "config", "ConfigError": "config",
-    "CheckpointError": "loading",
-    "MultiHeadSelfAttention": "attention",
-    "BertModel": "bert",
-}
-__all__ = list(_EXPORTS)
+from .api import AttentionResult, Bert, load_bert
+from .attention import MultiHeadSelfAttention
+from .bert import BertModel
+from .config import BertConfig, ConfigError
+from .loading import CheckpointError
 
-
-def __getattr__(name):
-    if name in _EXPORTS:
-        import importlib
-
-        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
-    raise AttributeError(f"module 'mha_core' has no attribute {name!r}")
+__all__ = ["load_bert", "Bert", "AttentionResult", "BertConfig", "ConfigError",
+           "CheckpointError", "MultiHeadSelfAttention", "BertModel"]

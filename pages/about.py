@@ -29,8 +29,9 @@ st.markdown("""
   2019, ablation form).
 - **Two readings**: one word in two sentences: which heads send it somewhere else?
 
-Every view is a link: the address bar holds the sentence, the model and the page's own
-settings, so a teacher can hand the class the exact view.
+Views are links: the address bar holds the sentence, the model and the page's own settings
+(the Training lab's runs excepted), and **Copy link** gives one for the students' screens and
+one for a projector, so a teacher can hand the class the exact view.
 """)
 
 st.subheader("How it checks itself")
@@ -48,7 +49,7 @@ st.markdown("""
   texts, control and zero-width characters, right-to-left text, `<script>` and nonsense
   links. User text is always drawn as text, and no run may start a process, write a file or
   read one outside the project.
-- **Real browsers.** Browser tests drive Debian's chromium through every page.
+- **Real browsers.** Browser tests open every page in Debian's chromium.
 
 The figures and the commands that produce them are in the project's README (Performance,
 Correctness).

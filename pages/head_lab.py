@@ -136,7 +136,7 @@ else:
     else:  # the mask stays all ones until the heads are ranked
         st.info(f"Keeping the top k needs the ranking of the heads: {why_not[rank]}.")
 
-how_param = next(k for k, v in HOW.items() if v == how)
+how_param = next(short for short, shown in HOW.items() if shown == how)
 link.write_query_params(how=None if how_param == "heads" else how_param,
                         off=",".join(off) or None, k=k)
 

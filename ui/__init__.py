@@ -11,6 +11,9 @@ presets       example sentences
 sidebar       the shared controls (model, sentence, examples, presentation mode)
 presentation  presentation mode and plot()
 link          query parameters in and out
+share         the copy-link box (students' link, projector's link)
+shared_view   the Explorer's layer, head and focus, for pages that open on them
+docs          the project's documents shown in the app (the teaching guide)
 page          what a page declares: widget-key prefix, kept widgets, link parameters
 st_internals  the one module that touches Streamlit internals
 

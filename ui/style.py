@@ -1,5 +1,7 @@
 """Colours, fonts and the page's constant CSS, in one place. No user text here, ever."""
 
+from pathlib import Path
+
 from plotly.colors import sequential
 
 from mha_core.patterns import PATTERNS
@@ -39,3 +41,7 @@ ICON_INFO = ":material/info:"
 ICON_LINK = ":material/link:"
 ICON_LANGUAGE = ":material/translate:"
 ICON_UNKNOWN = ":material/help:"
+
+# The favicon is a file in the repository: an emoji favicon comes from a CDN (Twemoji) and a
+# Material one from Google's font servers, and a classroom may be offline
+FAVICON = str(Path(__file__).resolve().parent / "assets" / "favicon.png")

@@ -18,3 +18,5 @@ def test_about_renders_the_guide_with_relative_links(bundled):
     for link in links:
         page = link[2:].split("?", 1)[0] or "explorer"
         assert page in PAGES, link
+        assert "present=1" not in link  # students read About too: the normal view
+    assert "already has `present=1`" not in text

@@ -1,4 +1,4 @@
-"""The Explorer's pieces without Streamlit: analysis, figure builders, exports, and the claim
+"""The Explorer's pieces without Streamlit: views, figure builders, exports, and the claim
 the page makes about the bundled model."""
 
 import csv

@@ -1,4 +1,4 @@
-"""The issue-4 figure builders put every head's numbers where their labels say."""
+"""The figure builders put every head's numbers where their labels say."""
 
 import numpy as np
 

@@ -37,7 +37,6 @@ def curves_figure(series, title="", ytitle="", xtitle="step", yrange=None, heigh
     return fig
 
 
-
 def pruning_curve_figure(curve) -> go.Figure:
     """Output change with the k least important heads off, k = 0 .. L*H."""
     curve = np.asarray(curve)

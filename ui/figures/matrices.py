@@ -48,7 +48,6 @@ def slices_figure(reads, title=""):
     return fig
 
 
-
 def similarity_figure(mat, title="", zmin=0.0, zmax=1.0, colorscale="Viridis", fmt=".2f"):
     """An (H, H) heads × heads matrix (similarity or distance) with its numbers."""
     mat = np.asarray(mat, dtype=float)
