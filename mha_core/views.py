@@ -30,10 +30,10 @@ def explorer_view(att: torch.Tensor, res, word_level=False, hide_special=False):
     return att, list(labels), list(special)
 
 
-def focus_targets(att: torch.Tensor, query: int):
-    """Where one query token attends in every head: att (L, H, T, T) -> (top (L, H) key index,
-    weight (L, H) on that key, rows (L, H, T) the query's full rows)."""
-    rows = att[..., query, :]  # (L, H, T)
+def focus_targets(att, query: int):
+    """Where one query token attends in every head: att (L, H, T, T), a tensor or an array ->
+    (top (L, H) key index, weight (L, H) on that key, rows (L, H, T) the query's full rows)."""
+    rows = torch.as_tensor(att)[..., query, :]  # (L, H, T)
     weight, top = rows.max(dim=-1)  # (L, H) each
     return top, weight, rows
 

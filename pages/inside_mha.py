@@ -5,7 +5,7 @@ import pandas as pd
 import streamlit as st
 
 from mha_core import toy
-from mha_core.attention import MODES, MultiHeadSelfAttention, input_slices
+from mha_core.attention import MODES
 from mha_core.neuron import real_steps
 from ui import figures, guards, link, models, shared_view, sidebar, style
 from ui.labels import visible
@@ -178,14 +178,8 @@ with slices_tab:
     slice_seed = c4.number_input("random seed", 0, 999, 0, key="im_sl_seed")
     cols = st.columns(3)
     for col, mode in zip(cols, MODES):
-        reads = np.ones((h, d))
-        if mode != "wide":
-            reads = np.zeros((h, d))
-            sl = input_slices(d, h, mode, int(slice_seed)).numpy()  # (H, K)
-            np.put_along_axis(reads, sl, 1.0, axis=1)
-        c = toy.slice_cost(mode, d, h, int(T_sl))
-        real = sum(p.numel() for p in
-                   MultiHeadSelfAttention(d, h, mode, slice_seed=int(slice_seed)).parameters())
+        reads = toy.reads(mode, d, h, int(slice_seed))  # (H, D)
+        c, real = toy.slice_cost(mode, d, h, int(T_sl)), toy.slice_params(mode, d, h)
         plot(col, figures.slices_figure(reads, f"{mode}: which dims reach which head"),
                   width="stretch")
         col.markdown(f"- parameters: **{c.params:,}** (a real module has {real:,})\n"

@@ -3,7 +3,6 @@
 import numpy as np
 import pandas as pd
 import streamlit as st
-import torch
 
 from mha_core import views
 from mha_core.heads import HeadId, head_names
@@ -148,7 +147,7 @@ left, right = st.columns(2)
 tops = {}  # side -> (L, H): the word each head's focus row weighs most
 for col, side, g in ((left, "A", ga), (right, "B", gb)):
     v = view[side.lower()]
-    top, weight, _ = views.focus_targets(torch.as_tensor(v["maps"]), g)  # (L, H) each
+    top, weight, _ = views.focus_targets(v["maps"], g)  # (L, H) each
     tops[side] = top.numpy().ravel()  # (L*H,)
     plot(col, fg.focus_grid(top.numpy(), weight.numpy(), v["labels"], v["special"],
                             v["labels"][g], title=f"Sentence {side}"),

@@ -14,7 +14,9 @@ from .cost import (
     attention_params,
     cost_module,
     module_params,
+    reads,
     slice_cost,
+    slice_params,
     time_forward,
 )
 from .model import LabModel, build_model, head_weights, init_weights, make_heads_identical
@@ -43,7 +45,8 @@ from .walkthrough import (
 
 __all__ = [
     "DESIGNS", "Cost", "FullWidthHeads", "attention_cost", "attention_params", "cost_module",
-    "module_params", "slice_cost", "time_forward", "LabModel", "build_model", "head_weights",
+    "module_params", "reads", "slice_cost", "slice_params", "time_forward", "LabModel",
+    "build_model", "head_weights",
     "init_weights", "make_heads_identical", "IGNORE", "LabConfig", "example", "make_batch",
     "RunResult", "accuracies", "cosine_matrix", "diversity", "loss_fn", "pairwise_map_distance",
     "train", "TOY_MAX_CHARS", "TOY_MAX_WORDS", "TOY_TEXT", "Matrix", "Step", "Walkthrough",

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from ..attention import MultiHeadSelfAttention, attention, merge_heads, split_heads
+from ..attention import MultiHeadSelfAttention, attention, input_slices, merge_heads, split_heads
 
 # Three designs at the same d_model D, for a batch of B sequences of T tokens. FLOPs count a
 # multiply-add as 2, as torch.utils.flop_counter does; softmax, scaling and biases are left out
@@ -117,6 +117,22 @@ def module_params(design: str, d_model: int, n_heads: int) -> int:
     no memory (the "full" design at d_model 1024, h 16 would otherwise allocate 268 MB)."""
     with torch.device("meta"):
         return sum(p.numel() for p in cost_module(design, d_model, n_heads).parameters())
+
+
+def slice_params(mode: str, d_model: int, n_heads: int) -> int:
+    """sum(p.numel()) of a real MultiHeadSelfAttention in one input mode, on the meta device."""
+    with torch.device("meta"):
+        return sum(p.numel() for p in MultiHeadSelfAttention(d_model, n_heads, mode).parameters())
+
+
+def reads(mode: str, d_model: int, n_heads: int, seed: int = 0) -> np.ndarray:
+    """Which input dimension reaches which head: (H, D) of 0/1. wide: every dimension, every
+    head; narrow/random: each head's own slice (attention.input_slices)."""
+    if mode == "wide":
+        return np.ones((n_heads, d_model))
+    out = np.zeros((n_heads, d_model))
+    np.put_along_axis(out, input_slices(d_model, n_heads, mode, seed).numpy(), 1.0, axis=1)
+    return out  # (H, D)
 
 
 def time_forward(module: nn.Module, T: int, B: int = 1, repeats: int = 5) -> float:

@@ -1,6 +1,7 @@
 """The cost formulas against real modules: parameters against sum(p.numel()), FLOPs against
 torch's own FLOP counter, attention-map memory against the maps the module returns."""
 
+import numpy as np
 import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
@@ -44,6 +45,13 @@ def test_slice_cost_matches_the_real_module(mode, d, h):
     assert cost.params == (wide if mode == "wide" else narrow)
     flops, _ = counted_flops(module, torch.randn(B, T, d))
     assert cost.flops == flops
+    assert toy.slice_params(mode, d, h) == cost.params  # the page's count (meta device)
+    reads = toy.reads(mode, d, h, seed=1)  # (H, D): which dims each head reads
+    if mode == "wide":
+        assert reads.all()
+    else:
+        for head in range(h):
+            assert set(np.flatnonzero(reads[head])) == set(module.slices[head].tolist())
 
 
 def test_the_slogan_and_where_it_breaks():
