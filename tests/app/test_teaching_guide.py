@@ -18,6 +18,7 @@ GUIDE = (ROOT / "docs" / "teaching.md").read_text()
 LINKS = re.findall(r"\]\((http://localhost:8501[^)\s]*)\)", GUIDE)
 TELESCOPE = "I saw the man with a telescope."
 NUMBER_WORDS = {3: "three", 4: "four", 5: "five", 6: "six", 7: "seven"}
+ORDINAL = {1: "first", 2: "second", 3: "third", 4: "fourth", 5: "fifth"}
 
 
 def in_guide(phrase: str):
@@ -71,6 +72,26 @@ def top_target(bert, text, word, layer, head):
 def test_the_heads_the_guide_names(bundled, text, word, layer, head, says):
     target, weight = top_target(bundled, text, word, layer, head)
     in_guide(says.format(t=target, w=weight))
+
+
+def test_two_readings_ranks_layer_2_head_10_as_the_guide_says(bundled):
+    """Recomputed here by hand: where "with" goes in each sentence (Clark et al.'s merge is the
+    identity: every word is one piece), the total variation per head, and the rank."""
+    a = "The astronomer saw the man with a telescope."
+    b = "The man saw the astronomer with a telescope."
+    ra, rb = bundled.attend(a), bundled.attend(b)
+    wa, wb = ra.tokens.index("with"), rb.tokens.index("with")
+    pa = ra.attentions[:, :, wa].numpy()  # (L, H, T): same words, other order
+    pb = rb.attentions[:, :, wb].numpy()
+    assert sorted(ra.tokens) == sorted(rb.tokens)  # the same words: nothing is left out
+    where = {t: ([i for i, u in enumerate(ra.tokens) if u == t],
+                 [i for i, u in enumerate(rb.tokens) if u == t]) for t in set(ra.tokens)}
+    tv = 0.5 * sum(np.abs(pa[..., ia].sum(-1) - pb[..., ib].sum(-1))
+                   for ia, ib in where.values())  # (L, H): "the" twice is one target
+    rank = int((tv > tv[1, 9]).sum()) + 1
+    top_a, top_b = ra.tokens[int(pa[1, 9].argmax())], rb.tokens[int(pb[1, 9].argmax())]
+    in_guide(f"**Layer 2, head 10 is {ORDINAL[rank]} of 72: “with” goes to “{top_a}” in A and "
+             f"to “{top_b}” in B**")
 
 
 def test_the_single_head_collapses_as_the_guide_says(bundled):
