@@ -92,17 +92,19 @@ def worker_of(upstream: str, state: dict) -> dict:
     return next(w for w in state["workers"] if w["port"] == port)
 
 
+def upstream_of_handshake(event: dict) -> str:
+    """X-Headscope-Upstream of a DevTools Network.webSocketHandshakeResponseReceived event."""
+    headers = {k.lower(): v for k, v in event["response"]["headers"].items()}
+    return headers.get("x-headscope-upstream", "")
+
+
 def watch_websockets(context, page) -> list:
     """A list that receives the X-Headscope-Upstream header of every websocket handshake of
     `page` (read with Chrome's DevTools protocol: playwright does not show handshake headers).
     Filled while playwright processes events (during any call on the page)."""
     seen = []
     cdp = context.new_cdp_session(page)
-
-    def on_handshake(event):
-        headers = {k.lower(): v for k, v in event["response"]["headers"].items()}
-        seen.append(headers.get("x-headscope-upstream", ""))
-
-    cdp.on("Network.webSocketHandshakeResponseReceived", on_handshake)
+    cdp.on("Network.webSocketHandshakeResponseReceived",
+           lambda event: seen.append(upstream_of_handshake(event)))
     cdp.send("Network.enable")
     return seen
