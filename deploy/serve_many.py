@@ -200,7 +200,8 @@ def main():
     (run / "temp").mkdir(parents=True, exist_ok=True)
 
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    # One secret for every worker: a cookie Streamlit signs in one process is valid in another.
+    # One secret for every worker, so a cookie Streamlit signs in one process (st.login's; the
+    # app has no login today) is valid in the others, as behind any load balancer.
     env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", secrets.token_hex(32))
     workers = [Worker(i, port, Path(args.worker_script), run, env)
                for i, port in enumerate(free_ports(args.workers))]
