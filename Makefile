@@ -1,5 +1,6 @@
-# headscope: `make run` starts the app on the bundled model; `make test` runs the whole suite;
-# `make test-fast` runs what needs no browser and no fuzzing (under a minute).
+# headscope: `make run` starts the app on the bundled model; `make serve` starts several app
+# processes behind nginx for a class; `make test` runs the whole suite; `make test-fast` runs
+# what needs no browser and no fuzzing (under a minute).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 ifeq ($(PYTHON),)
 $(error no python3 found: install Python 3.11)
@@ -7,8 +8,9 @@ endif
 VENV := .venv
 PY := $(VENV)/bin/python
 PORT ?= 8501
+WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: run test test-fast lint bench clean
+.PHONY: run serve test test-fast lint bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); echo "venv failed: install python3-venv"; exit 1; }
@@ -24,6 +26,11 @@ $(VENV)/.dev: requirements.txt requirements-dev.txt | $(PY)
 
 run: $(VENV)/.runtime
 	HF_HUB_OFFLINE=1 $(PY) serve.py --server.port $(PORT)
+
+# WORKERS app processes (each warmed like `make run`) behind nginx on PORT, sticky sessions;
+# Ctrl+C stops them all. Needs nginx (Debian: apt-get install nginx). See deploy/.
+serve: $(VENV)/.runtime
+	HF_HUB_OFFLINE=1 $(PY) deploy/serve_many.py --workers $(WORKERS) --port $(PORT)
 
 lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .

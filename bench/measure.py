@@ -49,16 +49,27 @@ def cpu_seconds(pids) -> float:
     return total
 
 
-def chromium_pids() -> list:
-    out = []
+def chromium_pids(root: int | None = None) -> list:
+    """The chromium processes this benchmark started: descendants of `root` (this process by
+    default), not the browsers other programs on the machine run."""
+    parent, cmd = {}, {}
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
             try:
-                if "chromium" in (d / "cmdline").read_text(errors="replace"):
-                    out.append(int(d.name))
-            except OSError:
+                parent[int(d.name)] = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                cmd[int(d.name)] = (d / "cmdline").read_text(errors="replace")
+            except (OSError, ValueError, IndexError):
                 pass
-    return out
+    root = os.getpid() if root is None else root
+
+    def ours(pid):
+        while pid > 1:
+            pid = parent.get(pid, 0)
+            if pid == root:
+                return True
+        return False
+
+    return [pid for pid, c in cmd.items() if "chromium" in c and ours(pid)]
 
 
 def peak_rss_mb(pid: int) -> float:

@@ -1,22 +1,28 @@
-"""`python -m streamlit`, with every script run timed on the server: a benchmark's launcher.
+"""A Streamlit server with every script run timed on the server: a benchmark's launcher.
 
-Appends one line per run, "<seconds>", to the file named by HEADSCOPE_RUN_TIMES: the time from
+Appends one line per run, "<seconds>", to the file named by HEADSCOPE_RUN_TIMES ("{pid}" in
+that name becomes the server's process id: one file per worker behind a proxy): the time from
 the start of a script run to its end, on the server, waits for the GIL included. The app's
 code is not touched.
 
-    python bench/timed_server.py run app.py [streamlit options]
+    python bench/timed_server.py run app.py [streamlit options]   # as `python -m streamlit`
+    python bench/timed_server.py [streamlit options]              # as serve.py (make run,
+                                                                  # make serve's workers)
 """
 
 import os
+import runpy
 import sys
 import threading
 import time
+from pathlib import Path
 
 from streamlit.runtime.scriptrunner import script_runner
 from streamlit.web import cli
 
 _lock = threading.Lock()
 _run = script_runner.ScriptRunner._run_script
+_path = os.environ.get("HEADSCOPE_RUN_TIMES", "").replace("{pid}", str(os.getpid()))
 
 
 def _timed_run(self, rerun_data):
@@ -24,11 +30,18 @@ def _timed_run(self, rerun_data):
     try:
         return _run(self, rerun_data)
     finally:
-        with _lock, open(os.environ["HEADSCOPE_RUN_TIMES"], "a") as f:
+        with _lock, open(_path, "a") as f:
             f.write(f"{time.perf_counter() - t0:.4f}\n")
 
 
 if __name__ == "__main__":
+    if not _path:
+        sys.exit("timed_server: set HEADSCOPE_RUN_TIMES to the file for the run times")
     script_runner.ScriptRunner._run_script = _timed_run
-    sys.argv = ["streamlit", *sys.argv[1:]]
-    sys.exit(cli.main())
+    if sys.argv[1:2] == ["run"]:
+        sys.argv = ["streamlit", *sys.argv[1:]]
+        sys.exit(cli.main())
+    root = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(root))  # serve.py imports ui, as it does when run itself
+    sys.argv = [str(root / "serve.py"), *sys.argv[1:]]
+    runpy.run_path(sys.argv[0], run_name="__main__")
