@@ -14,6 +14,10 @@ FONT = dict(size=13)
 PALETTE = ("#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #bcbd22 #17becf #393b79 "
            "#e7ba52 #637939 #ad494a #7b4173 #3182bd #e6550d #31a354 #756bb1 #9c9ede #fdae6b "
            "#a1d99b #ce6dbd #8ca252 #843c39").split()
+# 12 distinct head colours for the head view's lines (bertviz's d3 category10 repeats heads 1
+# and 2 as heads 11 and 12); models with more heads get further hues in the browser
+HEAD_COLORS = ("#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #17becf #bcbd22 "
+               "#393b79 #637939 #e7298a").split()
 SPECIAL_COLOR = "#c8c8c8"  # [CLS]/[SEP]: neutral, so heads that point at words stand out
 OTHER_COLOR = "#dddddd"  # "other keys" in stacked bars
 # One colour per pattern label (mha_core.patterns defines them beside the labels), by short name
