@@ -41,6 +41,7 @@ from testkit.browser import (  # noqa: E402
     CHROMIUM,
     CHROMIUM_ARGS,
     GRID_SHOWS,  # noqa: E402
+    HOST,
 )
 from testkit.server import start_app, stop_app  # noqa: E402
 
@@ -56,34 +57,22 @@ MORE = [
     "The violinist tuned her instrument before the concert.",
     "Students argued about whether robots can be creative.",
 ]
+GRID = HOST.format(key="ex_grid")  # the Explorer's attention component
 TIMEOUT_MS = 60_000  # a step (Enter, a layer move) that takes longer fails the session
 OPEN_TIMEOUT_MS = 300_000  # opening the page: 30 Streamlit front ends boot on these 2 cores
 
-# True once the grid shows `tokens` (GRID_SHOWS) and its drawn subplot titles carry, for every
-# head, the entropy we expect for this layer (within rounding).
-GRID_LAYER_SHOWS = """([tokens, heads, entropies]) => {
-  if (!(GRID_SHOWS)([tokens, heads])) return false;
-  const gd = document.querySelector('.st-key-ex_grid .js-plotly-plot');
-  const seen = {};
-  for (const e of gd.querySelectorAll('.annotation-text')) {
-    const m = e.textContent.match(/^head (\\d+) · ([\\d.]+) nats$/);
-    if (m) seen[+m[1] - 1] = +m[2];  // titles number heads from 1
-  }
-  return entropies.every((h, i) => i in seen && Math.abs(seen[i] - h) < 0.0101);
+# True once the grid shows `tokens` for this layer: the component's data-drawn and data-tag
+# ("layer N", numbered from 1), see testkit.browser.
+GRID_LAYER_SHOWS = """([sel, tokens, heads, layer]) => {
+  if (!(GRID_SHOWS)([sel, tokens, heads])) return false;
+  return document.querySelector(sel).dataset.tag === `layer ${layer + 1}`;
 }""".replace("GRID_SHOWS", GRID_SHOWS.strip())
 
 
-def expected(bert, text: str, layer: int):
-    from mha_core.analysis import entropy
-
-    res = bert.attend(text)
-    return res.tokens, entropy(res.attentions[layer]).tolist()
-
-
 async def wait_view(page, bert, text, layer, heads, timeout_ms):
-    tokens, ent = expected(bert, text, layer)
-    await page.wait_for_function(GRID_LAYER_SHOWS, arg=[tokens, heads, ent], polling=100,
-                                 timeout=timeout_ms)
+    tokens = bert.encode(text).tokens
+    await page.wait_for_function(GRID_LAYER_SHOWS, arg=[GRID, tokens, heads, layer],
+                                 polling=100, timeout=timeout_ms)
 
 
 async def failed_element(page) -> bool:
@@ -115,7 +104,7 @@ async def student(browser, url, bert, text, moves, heads, start: asyncio.Event,
         await asyncio.sleep(delay)
         t = time.perf_counter()
         await page.goto(url, wait_until="commit", timeout=OPEN_TIMEOUT_MS)
-        await page.wait_for_selector(".st-key-ex_grid .js-plotly-plot", timeout=OPEN_TIMEOUT_MS)
+        await page.wait_for_selector(GRID, timeout=OPEN_TIMEOUT_MS)
         layer = int(await layer_input(page).input_value()) - 1  # the slider shows 1..L
         await wait_view(page, bert, "I saw the man with a telescope.", layer, heads,
                         OPEN_TIMEOUT_MS)
@@ -153,7 +142,7 @@ async def run(args, bert, url, server_pid):
         # The teacher's screen: the app is open before the class arrives (model loaded)
         teacher = await browser.new_page(viewport={"width": 1280, "height": 800})
         await teacher.goto(url)
-        await teacher.wait_for_selector(".st-key-ex_grid .js-plotly-plot", timeout=TIMEOUT_MS)
+        await teacher.wait_for_selector(GRID, timeout=TIMEOUT_MS)
         await teacher.close()
         start = asyncio.Event()
         tasks = [asyncio.create_task(student(browser, url, bert, texts[i], args.layer_moves,

@@ -9,6 +9,7 @@ from testkit.apptest import (
     Sessions,
     axis_tokens,
     charts,
+    component,
     messages,
     open_app,
     sandboxed,
@@ -61,17 +62,19 @@ def test_fixed_hostile_text_on_every_page(sessions, bundled, text):
             assert "could not read" not in said and at.get("plotly_chart"), (page, said)
         else:
             assert want in said, (page, said)
-    # The Explorer shows the text's own tokens, literally (escaped for plotly)
+    # The Explorer shows the text's own tokens, literally (escaped for plotly; raw for the
+    # attention component, which writes them with canvas fillText)
     at = sessions.run("explorer", text=text)
     if at.get("plotly_chart"):
         tokens = bundled.encode(text).tokens
-        assert axis_tokens(charts(at)["ex_grid"]["data"][0]["x"]) == tokens
+        assert axis_tokens(charts(at)["ex_big"]["data"][0]["x"]) == tokens
+        assert component(at, "ex_grid")["tokens"] == tokens
 
 
 def test_long_text_says_how_long(sessions):
     at = sessions.run("explorer", text="word " * 2_000)
     assert "This text has 2002 tokens, more than this model's limit of 512" in messages(at)
-    assert len(charts(at)["ex_grid"]["data"][0]["x"]) == 512
+    assert len(component(at, "ex_grid")["tokens"]) == 512
 
 
 def test_two_readings_hostile_pair(sessions):

@@ -200,9 +200,17 @@ function renderGrid(g) {
   g.count = d.maps.shape[0];
   g.lut = colorLut(d.colorscale);
   g.labels = d.tokens.map((t) => shown(t, 14));
+  redrawGrid(g);
+}
+
+function redrawGrid(g) {
   g.layout = gridLayout(g, g.width());
   drawGrid(g);
   drawHover(g, null);
   g.tip.hidden = true;
   g.host.dataset.maps = String(g.count);
+  g.host.dataset.heads = String(g.data.heads);
+  g.host.dataset.selected = g.data.selected === null ? "" : String(g.data.selected + 1);
+  // where each map is on the canvas (CSS px), for tests that point at a cell
+  g.host.dataset.layout = JSON.stringify(g.layout.maps.map(({ i, x, y, size }) => ({ i, x, y, size })));
 }

@@ -54,7 +54,7 @@ function createState(host, root, kind) {
     const w = st.width();
     if (st.data && Math.abs(w - lastW) > 2) {
       lastW = w;
-      if (st.kind === "grid") { st.layout = gridLayout(st, w); drawGrid(st); } else paint(st);
+      if (st.kind === "grid") redrawGrid(st); else paint(st);
     }
   }).observe(host);
   return st;
