@@ -75,6 +75,8 @@ function drawHeadView(v) {
   ctx.fillStyle = "#ffffff";
   ctx.fillRect(0, 0, geo.W, geo.H);
   const got = collectHead(v, geo);
+  // where the token rows are (CSS px on the canvas), for tests that point at a token
+  v.host.dataset.geometry = JSON.stringify({ top: geo.top, row: geo.rowH, left: geo.xl, right: geo.xr });
   ctx.lineWidth = geo.G <= 64 ? 2 * d.scale : 1;
   for (const h of v.view.heads) {
     ctx.strokeStyle = headColor(d, h);
@@ -114,6 +116,7 @@ function modelGeometry(v) {
 function drawModelView(v) {
   const geo = (v.mgeo = modelGeometry(v)), d = v.data, G = d.tokens.length;
   const ctx = sizeCanvas(v.canvas, geo.W, geo.H);
+  v.host.dataset.geometry = JSON.stringify({ top: geo.top, left: geo.lab, w: geo.tw, h: geo.th, gap: geo.gap });
   ctx.fillStyle = "#ffffff";
   ctx.fillRect(0, 0, geo.W, geo.H);
   ctx.font = fontPx(11 * d.scale);
