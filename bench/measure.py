@@ -49,13 +49,30 @@ def cpu_seconds(pids) -> float:
     return total
 
 
-def chromium_pids() -> list:
-    out = []
+def _children() -> dict:
+    """{parent pid: [child pids]} of every process (from /proc)."""
+    kids = {}
     for d in Path("/proc").iterdir():
         if d.name.isdigit():
             try:
-                if "chromium" in (d / "cmdline").read_text(errors="replace"):
-                    out.append(int(d.name))
+                ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+            kids.setdefault(ppid, []).append(int(d.name))
+    return kids
+
+
+def chromium_pids(root: int | None = None) -> list:
+    """The chromium processes started by this process (its descendants): other people's
+    browsers on the same machine are not counted."""
+    kids, out, todo = _children(), [], [root or os.getpid()]
+    while todo:
+        pid = todo.pop()
+        for child in kids.get(pid, []):
+            todo.append(child)
+            try:
+                if "chromium" in Path(f"/proc/{child}/cmdline").read_text(errors="replace"):
+                    out.append(child)
             except OSError:
                 pass
     return out
