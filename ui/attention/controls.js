@@ -59,10 +59,11 @@ function setupLines(v) {
     v.hover = hit;
     drawLines(v);
     v.host.dataset.hoverMs = (performance.now() - e.timeStamp).toFixed(2);
+    v.host.dataset.hover = hit ? `${hit.side}:${hit.i}` : "";
   });
   v.canvas.addEventListener("mouseleave", () => {
     v.tip.hidden = true;
-    if (v.hover) { v.hover = null; drawLines(v); }
+    if (v.hover) { v.hover = null; drawLines(v); v.host.dataset.hover = ""; }
   });
   v.canvas.addEventListener("click", (e) => {
     const [x, y] = pos(e);

@@ -164,7 +164,7 @@ function drawLines(v) {
   const capped = got.passed > got.drawn;
   v.status.textContent = `${got.drawn.toLocaleString("en")} lines` +
     (capped ? ` (the strongest of ${got.passed.toLocaleString("en")} above the threshold)` : "") +
-    (v.data.floor > 0.0051 ? `; weights under ${v.data.floor.toFixed(3)} were not sent` : "");
+    `; weights under ${v.data.floor.toFixed(3)} are not sent`;
 }
 
 // What the pointer is over in the head view: a token on the left (query) or right (key) side

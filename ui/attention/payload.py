@@ -16,8 +16,10 @@ import numpy as np
 from ..style import COLORSCALE, HEAD_COLORS, SPECIAL_COLOR
 
 DENSE_F4_BYTES = 4_000_000  # above this a dense map set is sent as 16-bit levels, not float32
-MAX_LINES = 400_000  # line entries sent at most (6 bytes each): 2.4 MB, 3.2 MB as base64
-MIN_LINE_WEIGHT = 0.005  # weaker lines are not sent (drawn at 0.5% opacity they are invisible)
+MAX_LINES = 250_000  # line entries sent at most (6 bytes each): 1.5 MB, 2 MB as base64
+# weaker lines are not sent: drawn at 1% opacity they are invisible. At 128 tokens this halves
+# what is sent (bundled model: 297k entries >= 0.005, 137k >= 0.01)
+MIN_LINE_WEIGHT = 0.01
 U2 = 65535  # 16-bit levels: weight = level / 65535, error <= 7.7e-6
 
 
