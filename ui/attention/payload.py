@@ -78,11 +78,11 @@ def grid_payload(maps, labels, special, titles, heads: int, selected=None, scale
 def line_floor(att, min_weight: float = MIN_LINE_WEIGHT, max_lines: int = MAX_LINES) -> float:
     """The weakest weight sent: min_weight, raised so that at most max_lines entries pass."""
     flat = np.asarray(att, dtype=np.float32).ravel()
-    n = int((flat >= min_weight).sum())
-    if n <= max_lines:
+    strong = flat[flat >= min_weight]  # a few % of the weights: partition only these
+    if strong.size <= max_lines:
         return float(min_weight)
     # the max_lines-th largest weight, nudged up past ties so the count stays within the cap
-    kth = float(np.partition(flat, flat.size - max_lines)[flat.size - max_lines])
+    kth = float(np.partition(strong, strong.size - max_lines)[strong.size - max_lines])
     return float(np.nextafter(np.float32(kth), np.float32(2)))
 
 
@@ -99,11 +99,13 @@ def lines_payload(att, labels, special, segments=None, view=None, scale=1.0,
     if G >= 65536:
         raise ValueError("lines_payload takes at most 65535 tokens")
     floor = line_floor(att, min_weight, max_lines)
-    flat = att.reshape(L * H, G * G)  # (L*H, G*G)
-    head, cell = np.nonzero(flat >= floor)  # row-major: grouped by head already
-    w = flat[head, cell]
-    order = np.lexsort((-w, head))  # by head, the strongest first within a head
-    head, cell, w = head[order], cell[order], w[order]
+    flat = att.reshape(-1)  # (L*H*G*G,)
+    idx = np.flatnonzero(flat >= floor)  # ascending: grouped by head already
+    w = flat[idx]
+    head = idx // (G * G)
+    # by head, the strongest first within a head: head + (1 - w) sorts both at once (w > 0)
+    order = np.argsort(head + (1.0 - w.astype(np.float64)), kind="stable")
+    head, cell, w = head[order], idx[order] % (G * G), w[order]
     counts = np.bincount(head, minlength=L * H)
     offsets = np.concatenate([[0], np.cumsum(counts)])  # (L*H + 1,)
     q, k = np.divmod(cell, G)
