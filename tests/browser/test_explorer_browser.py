@@ -122,14 +122,14 @@ def test_hover_reads_each_heads_own_weight(app_url, page, tokens, bundled):
 
 def test_clicking_a_head_enlarges_it_and_the_link_follows(app_url, page, tokens, bundled):
     page.goto(app_url + "/?layer=2&head=1")
-    wait_for_grid(page, tokens(DEFAULT_TEXT), bundled.config.num_attention_heads)
+    wait_for_explorer(page, tokens(DEFAULT_TEXT), bundled.config.num_attention_heads)  # idle
     maps = json.loads(host(page, "ex_grid").get_attribute("data-layout"))
     page.mouse.click(*point_at(page, "ex_grid", maps[4], 0, 0, len(tokens(DEFAULT_TEXT))))
+    page.wait_for_function("() => document.querySelector('.st-key-ex_grid [data-drawn]')"
+                           ".dataset.selected === '5'", timeout=60_000)  # outlined, from 1
     page.wait_for_function(
         "() => document.querySelector('.st-key-ex_big .gtitle')?.textContent"
-        ".startsWith('layer 2, head 5 ')", timeout=30_000)
-    page.wait_for_url("**head=5**", timeout=30_000)
+        ".startsWith('layer 2, head 5 ')", timeout=60_000)
+    page.wait_for_url(lambda url: "head=5" in url, timeout=60_000)
     wait_for_component(page, "ex_grid", tokens(DEFAULT_TEXT), tag="layer 2")
-    page.wait_for_function("() => document.querySelector('.st-key-ex_grid [data-drawn]')"
-                           ".dataset.selected === '5'", timeout=30_000)  # outlined, from 1
     assert no_exception(page)

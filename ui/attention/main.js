@@ -71,6 +71,7 @@ export default function (component) {
     st = createState(host, root, data.view);
     STATES.set(host, st);
   }
+  const t0 = performance.now();
   st.component = component;
   st.data = data;
   st.root.style.setProperty("--s", String(data.scale || 1));
@@ -78,5 +79,6 @@ export default function (component) {
   else renderLines(st);
   host.dataset.view = st.kind === "grid" ? "grid" : st.view.mode;
   host.dataset.tag = String(data.tag ?? "");
+  host.dataset.drawMs = (performance.now() - t0).toFixed(1); // decode + draw, in the page
   host.dataset.drawn = data.tokens.join(" ");
 }
