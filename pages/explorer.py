@@ -9,7 +9,7 @@ import streamlit as st
 from mha_core.metrics import entropy, head_divergence
 from mha_core.views import explorer_view, focus_targets
 from ui import figures, guards, link, models, presets, sidebar
-from ui.attention import attention, grid_payload
+from ui.attention import attention, focus_payload, grid_payload
 from ui.export import attention_csv, attention_json
 from ui.labels import visible
 from ui.page import Page
@@ -121,6 +121,12 @@ def enlarge(i: int):
         ss.ex_head = i + 1
 
 
+def open_head(layer_: int, head_: int):
+    """A click on the focus grid: show that layer and enlarge that head."""
+    if 0 <= layer_ < L and 0 <= head_ < H:
+        ss.ex_layer, ss.ex_head = layer_ + 1, head_ + 1
+
+
 titles = [f"head {h + 1} · {v['h_heads'][h]:.2f} nats" for h in range(H)]
 titles += [f"single head (width {D}) · {v['h_single']:.2f} nats",
            f"mean of the {H} heads · {v['h_mean']:.2f} nats"]
@@ -169,8 +175,9 @@ with focus_col:
                          format_func=lambda i: f"{i}: {visible(labels[i])}")
     ss.ex_focus_at = (labels[query], query)
     f = guards.computed_or_stop(focus_view, name, text, query, word_level, hide_special)
-    plot(st, figures.focus_grid(f["top"], f["weight"], labels, v["special"], labels[query]),
-         config=PLOT_CONFIG, theme=None, key="ex_focus_grid")
+    attention(focus_payload(f["top"], f["weight"], labels, figures.token_colors(v["special"]),
+                            labels[query]),
+              key="ex_focus_grid", on_cell=open_head, filename="focus", tag=f"focus {query}")
     plot(st, figures.focus_bars(f["rows"][layer], labels, v["special"], labels[query], layer),
          config=PLOT_CONFIG, theme=None, key="ex_focus_bars")
 

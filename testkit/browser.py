@@ -35,9 +35,9 @@ GRID_SHOWS = """([sel, tokens, heads]) => {
   const host = document.querySelector(sel);
   return !!host && host.dataset.drawn === tokens.join(' ') && host.dataset.heads === String(heads);
 }"""
-# Every map of the Explorer drawn: the component's grid, and the plotly charts (enlarged head,
-# focus grid, focus bars) drawn and no longer stale from the previous run; the enlarged head
-# shows these tokens.
+# Every map of the Explorer drawn: the component's grid and focus grid, and the plotly charts
+# (enlarged head, focus bars) drawn and no longer stale from the previous run; the enlarged
+# head shows these tokens.
 EXPLORER_DRAWN = """([sel, tokens, heads]) => {
   const host = document.querySelector(sel);
   if (!host || host.dataset.drawn !== tokens.join(' ') || host.dataset.heads !== String(heads))
@@ -49,7 +49,9 @@ EXPLORER_DRAWN = """([sel, tokens, heads]) => {
                              .replaceAll('&gt;', '>').replaceAll('&amp;', '&');
   const xs = Array.from(big.data[0].x).map(bare);
   if (xs.join(' ') !== tokens.join(' ')) return false;
-  return ['ex_big', 'ex_focus_grid', 'ex_focus_bars'].every(k => {
+  const focus = document.querySelector('.st-key-ex_focus_grid [data-drawn]');
+  if (!focus || focus.dataset.drawn !== tokens.join(' ')) return false;
+  return ['ex_big', 'ex_focus_bars'].every(k => {
     const gd = document.querySelector(`.st-key-${k} .js-plotly-plot`);
     return gd && gd._fullLayout && gd.querySelector('.main-svg');
   });

@@ -95,13 +95,13 @@ def test_focus_token_grid_and_bars(bundled):
     q = res.tokens.index("with")
     rows = res.attentions.numpy()[:, :, q]  # (L, H, T)
     figs = charts(at)
-    grid = figs["ex_focus_grid"]["data"][0]
+    grid = component(at, "ex_focus_grid")
     top = rows.argmax(-1)  # (L, H)
-    custom = np.asarray(grid["customdata"], dtype=object)  # (L, H, 2): token, weight
-    assert [[str(c) for c in row] for row in custom[..., 0]] == \
-        [[res.tokens[t] for t in row] for row in top]
-    assert grid["y"][0] == "L1" and grid["x"][-1] == f"H{rows.shape[1]}"  # numbered from 1
-    np.testing.assert_allclose(custom[..., 1].astype(float), rows.max(-1), atol=1e-3)
+    assert (grid["layers"], grid["heads"]) == top.shape and grid["focus"] == "with"
+    np.testing.assert_array_equal(unpack(grid["top"]), top)
+    assert grid["tokens"] == res.tokens  # the cell labels: the top key of each head
+    np.testing.assert_allclose(unpack(grid["weight"]), rows.max(-1), atol=ATOL)
+    assert len(grid["colors"]) == len(res.tokens)  # one colour per token, as in the bars
     bars = figs["ex_focus_bars"]["data"]
     stacked = np.sum([np.asarray(b["y"], dtype=float) for b in bars], axis=0)  # (H,)
     np.testing.assert_allclose(stacked, 1.0, atol=1e-4)  # every head's row, all keys, sums to 1
@@ -128,8 +128,11 @@ def test_link_round_trip(bundled):
     assert again.slider(key="ex_layer").value == 3 and again.selectbox(key="ex_head").value == 7
     assert next(s for s in again.selectbox if s.label == "Focus token").value == 5
     np.testing.assert_allclose(shown(at)[0], shown(again)[0], atol=ATOL)
+    for part in ("top", "weight"):
+        np.testing.assert_allclose(unpack(component(at, "ex_focus_grid")[part]),
+                                   unpack(component(again, "ex_focus_grid")[part]), atol=ATOL)
     a, b = charts(at), charts(again)
-    for key in ("ex_big", "ex_focus_grid"):
+    for key in ("ex_big",):
         for ta, tb in zip(a[key]["data"], b[key]["data"]):
             np.testing.assert_allclose(z(ta), z(tb), atol=ATOL)
     res = bundled.attend(text)
@@ -162,8 +165,9 @@ def test_link_keeps_the_view_toggles_and_the_focus_in_that_view(bundled, text, t
     assert again.toggle(key=toggle).value is True and not again.warning
     shown = focus_box(again)
     assert shown.options[shown.value] == pick
-    np.testing.assert_allclose(z(charts(again)["ex_focus_grid"]["data"][0]),
-                               z(charts(at)["ex_focus_grid"]["data"][0]), atol=ATOL)
+    for part in ("top", "weight"):
+        np.testing.assert_allclose(unpack(component(again, "ex_focus_grid")[part]),
+                                   unpack(component(at, "ex_focus_grid")[part]), atol=ATOL)
 
 
 def test_nonsense_link_is_clamped_or_ignored_with_messages(bundled):

@@ -133,3 +133,30 @@ def test_clicking_a_head_enlarges_it_and_the_link_follows(app_url, page, tokens,
     page.wait_for_url(lambda url: "head=5" in url, timeout=60_000)
     wait_for_component(page, "ex_grid", tokens(DEFAULT_TEXT), tag="layer 2")
     assert no_exception(page)
+
+
+def test_focus_grid_reads_each_heads_top_key_and_a_click_opens_that_head(app_url, page, tokens,
+                                                                        bundled):
+    page.goto(app_url + "/?layer=2&head=1&focus=with")
+    wait_for_explorer(page, tokens(DEFAULT_TEXT), bundled.config.num_attention_heads)
+    res = bundled.attend(DEFAULT_TEXT)
+    rows = res.attentions.numpy()[:, :, res.tokens.index("with")]  # (L, H, T)
+    g = json.loads(host(page, "ex_focus_grid").get_attribute("data-geometry"))
+    page.locator(".st-key-ex_focus_grid canvas.hs-main").scroll_into_view_if_needed()
+    box = page.locator(".st-key-ex_focus_grid canvas.hs-main").bounding_box()
+    tip = page.locator(".st-key-ex_focus_grid .hs-tip-text")
+    for layer, head in ((0, 0), (3, 6), (5, 11)):
+        page.mouse.move(box["x"] + g["left"] + (head + 0.5) * g["w"],
+                        box["y"] + g["top"] + (layer + 0.5) * g["h"])
+        page.wait_for_function(
+            "([sel, want]) => document.querySelector(sel)?.dataset.hover === want",
+            arg=[".st-key-ex_focus_grid [data-drawn]", f"{layer}:{head}"], timeout=10_000)
+        top = int(rows[layer, head].argmax())
+        assert tip.text_content() == (f"L{layer + 1} H{head + 1} → {res.tokens[top]}: "
+                                      f"{float(rows[layer, head, top]):.3f}")
+    page.mouse.click(box["x"] + g["left"] + 6.5 * g["w"], box["y"] + g["top"] + 3.5 * g["h"])
+    wait_for_component(page, "ex_grid", tokens(DEFAULT_TEXT), tag="layer 4", timeout_ms=60_000)
+    page.wait_for_function("() => document.querySelector('.st-key-ex_grid [data-drawn]')"
+                           ".dataset.selected === '7'", timeout=60_000)
+    page.wait_for_url(lambda url: "layer=4" in url and "head=7" in url, timeout=60_000)
+    assert no_exception(page)

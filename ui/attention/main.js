@@ -48,13 +48,16 @@ function exportSvg(v) {
 function createState(host, root, kind) {
   const st = { kind, host, root, width: () => Math.max(320, Math.floor(host.getBoundingClientRect().width || 800)) };
   if (kind === "grid") setupGrid(st);
+  else if (kind === "focus") setupFocus(st);
   else setupLines(st);
   let lastW = 0;
   new ResizeObserver(() => {
     const w = st.width();
     if (st.data && Math.abs(w - lastW) > 2) {
       lastW = w;
-      if (st.kind === "grid") redrawGrid(st); else paint(st);
+      if (st.kind === "grid") redrawGrid(st);
+      else if (st.kind === "focus") renderFocus(st);
+      else paint(st);
     }
   }).observe(host);
   return st;
@@ -76,8 +79,9 @@ export default function (component) {
   st.data = data;
   st.root.style.setProperty("--s", String(data.scale || 1));
   if (st.kind === "grid") renderGrid(st);
+  else if (st.kind === "focus") renderFocus(st);
   else renderLines(st);
-  host.dataset.view = st.kind === "grid" ? "grid" : st.view.mode;
+  host.dataset.view = st.kind === "lines" ? st.view.mode : st.kind;
   host.dataset.tag = String(data.tag ?? "");
   host.dataset.drawMs = (performance.now() - t0).toFixed(1); // decode + draw, in the page
   host.dataset.drawn = data.tokens.join(" ");

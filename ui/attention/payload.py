@@ -125,11 +125,14 @@ def unpack_lines(p: dict) -> dict:
     return out
 
 
-def focus_payload(top, weight, labels, special, focus_label: str, scale=1.0) -> dict:
-    """Where one query token attends in every head: top (L, H) key index, weight (L, H)."""
+def focus_payload(top, weight, labels, colors, focus_label: str, scale=1.0) -> dict:
+    """Where one query token attends in every head: top (L, H) key index, weight (L, H) the
+    weight on it; colors: one CSS colour per token (the focus bars' colours)."""
     top = np.asarray(top)
-    return dict(view="focus", top=pack(top, "i2"), weight=pack(weight, "f4"),
-                focus=str(focus_label), **_common(labels, special, scale))
+    L, H = top.shape
+    return dict(view="focus", layers=int(L), heads=int(H), top=pack(top, "i2"),
+                weight=pack(weight, "f4"), colors=[str(c) for c in colors],
+                focus=str(focus_label), **_common(labels, [False] * len(labels), scale))
 
 
 def payload_bytes(p: dict) -> int:
