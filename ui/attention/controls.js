@@ -52,13 +52,15 @@ function setupLines(v) {
   v.root.append(bar, heads, box, v.status);
   const pos = (e) => { const r = v.canvas.getBoundingClientRect(); return [e.clientX - r.left, e.clientY - r.top]; };
   v.canvas.addEventListener("mousemove", (e) => {
-    const [x, y] = pos(e);
+    const t0 = performance.now(), [x, y] = pos(e);
     if (v.view.mode === "model") return modelTip(v, modelHit(v, x, y), x, y);
     const hit = headHit(v, x, y), old = v.hover;
     if ((hit && old && hit.side === old.side && hit.i === old.i) || (!hit && !old)) return;
     v.hover = hit;
     drawLines(v);
-    v.host.dataset.hoverMs = (performance.now() - e.timeStamp).toFixed(2);
+    const t1 = performance.now();
+    v.host.dataset.hoverMs = (t1 - e.timeStamp).toFixed(2);
+    v.host.dataset.hoverWorkMs = (t1 - t0).toFixed(2);
     v.host.dataset.hover = hit ? `${hit.side}:${hit.i}` : "";
   });
   v.canvas.addEventListener("mouseleave", () => {

@@ -66,10 +66,13 @@ function sizeCanvas(cv, w, h) {
   return ctx;
 }
 
-// A token as one line of visible text: control characters shown, long ones cut with "…"
+// A token as one line of visible text (as ui.labels.visible): control characters as control
+// pictures, format characters (bidi overrides, zero-width) as <U+XXXX>; long ones cut with "…"
 function shown(s, max) {
   let t = String(s).replace(/[\u0000-\u001f\u007f]/g, (c) =>
-    c === "\u007f" ? "\u2421" : String.fromCharCode(0x2400 + c.charCodeAt(0)));
+    c === "\u007f" ? "\u2421" : String.fromCharCode(0x2400 + c.charCodeAt(0)))
+    .replace(/[\p{Cf}\p{Zl}\p{Zp}\u0080-\u009f]/gu, (c) =>
+      `<U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}>`);
   if (!t) t = "\u2423";
   return max && t.length > max ? t.slice(0, max - 1) + "\u2026" : t;
 }
