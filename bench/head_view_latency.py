@@ -4,8 +4,9 @@ bertviz 1.4.1, side by side in one run, at T = 16, 128 and 400 tokens (bundled m
 Ours: Enter (a new text of T tokens in the sidebar) -> the head view drawn, and -> the model view
 drawn (the page left in model view), timed in chromium until the component's data-drawn shows
 the new tokens; plus navigation (a fresh link) -> head view drawn, which includes Streamlit's
-own front end starting. bertviz: navigation -> every SVG line of its view drawn, from HTML that
-its own head_view()/model_view() returned (html_action="return").
+own front end starting. bertviz: navigation -> every SVG line of its view in the page, from HTML
+that its own head_view()/model_view() returned (html_action="return"). Both then wait for the
+frame after next (two animation frames), so what was added has been laid out and painted.
 
 bertviz is installed into a throwaway venv under bench/out/ (`pip install --no-deps
 bertviz==1.4.1` and IPython, which it imports) and run in this process with that venv's
@@ -49,6 +50,9 @@ WORDS = ("the astronomer saw a man with a telescope while students in the old li
          "letters that their teachers had written about rivers mountains and distant cities "
          "because every sentence needs words").split()
 LINE_COUNT = "() => document.getElementsByTagName('line').length"
+# after the DOM is complete: the start of the frame after next, so the frame holding the new
+# lines or pixels has been laid out and painted (bertviz's 1M SVG lines take seconds for that)
+PAINTED = "() => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
 
 
 def text_of(bert, T: int, variant: int) -> str:
@@ -130,6 +134,7 @@ def time_bertviz(browser, url: str, lines: int, timeout_s: float, watch: CpuWatc
         page.goto(url, wait_until="commit", timeout=timeout_s * 1000)
         page.wait_for_function(f"() => ({LINE_COUNT})() >= {lines}", polling="raf",
                                timeout=timeout_s * 1000)
+        page.evaluate(PAINTED)
         dt = time.perf_counter() - t
         watch.poll()
         return dt, watch.total()
@@ -158,6 +163,7 @@ def wait_drawn(page, tokens, view: str, timeout_s=60):
         " return !!h && h.dataset.drawn === want && h.dataset.view === view; }",
         arg=[HOST.format(key="hv_lines"), " ".join(tokens), view], polling="raf",
         timeout=timeout_s * 1000)
+    page.evaluate(PAINTED)
 
 
 def main():
