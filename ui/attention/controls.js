@@ -25,7 +25,7 @@ function setupLines(v) {
   v.thrText = el("span", "hs-thr-val");
   thrWrap.title = "Draw only lines whose weight is at least this";
   thrWrap.append(v.thrBox, v.thrText);
-  v.thrBox.addEventListener("input", () => { v.thrUser = +v.thrBox.value; paint(v); });
+  v.thrBox.addEventListener("input", () => { v.thrUser = +v.thrBox.value; v.thrTouched = true; paint(v); });
   v.segBox = el("select", "hs-select");
   v.segBox.title = "Which segment attends to which (sentence A, sentence B)";
   for (const name of Object.keys(SEGMENT_FILTERS)) v.segBox.append(new Option(name === "all" ? "all segments" : name, name));
@@ -124,7 +124,7 @@ function renderLines(v) {
     const f = st.focus;
     v.pinned = f && (f.side === "q" || f.side === "k") && f.i >= 0 && f.i < d.tokens.length ? { side: f.side, i: f.i } : null;
   }
-  if (v.thrUser === undefined) v.thrUser = d.tokens.length > 64 ? 0.05 : 0;
+  if (!v.thrTouched) v.thrUser = d.tokens.length > 64 ? 0.05 : 0; // until the reader moves it
   v.segment = v.segment ?? "all";
   v.dim = v.dim ?? false;
   v.hover = null;
