@@ -22,6 +22,7 @@ if presenting():
 pages = [
     # Material icons (bundled with Streamlit): emoji render as boxes without an emoji font
     st.Page("pages/explorer.py", title="Explorer", icon=":material/grid_view:", default=True),
+    st.Page("pages/head_view.py", title="Head view", icon=":material/share:"),
     st.Page("pages/inside_mha.py", title="Inside MHA", icon=":material/calculate:"),
     st.Page("pages/training_lab.py", title="Training lab", icon=":material/model_training:"),
     st.Page("pages/all_heads.py", title="All heads", icon=":material/apps:"),

@@ -64,7 +64,7 @@ def one_run(page, tokens, heads) -> dict:
         t_paint = time.perf_counter() - t0
         page.wait_for_selector(MODEL_READY, timeout=60_000)
         t_model = time.perf_counter() - t0
-        page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+        page.wait_for_selector("[data-drawn], .js-plotly-plot", timeout=60_000)
         t_chart = time.perf_counter() - t0
         wait_for_grid(page, tokens, heads, timeout_ms=120_000)
         t_grid = time.perf_counter() - t0

@@ -30,6 +30,19 @@ def explorer_view(att: torch.Tensor, res, word_level=False, hide_special=False):
     return att, list(labels), list(special)
 
 
+def segments_view(res, word_level=False, hide_special=False) -> list:
+    """The segment (0: the text, 1: the text pair; token_type_ids) of each token or word shown
+    by explorer_view with the same options: a word takes its first piece's segment."""
+    segments, special = res.encoded.token_type_ids.tolist(), list(res.special)
+    if word_level:
+        groups = res.words()[1]
+        segments = [segments[members[0]] for members in groups]
+        special = [all(special[t] for t in members) for members in groups]
+    if hide_special and not all(special):
+        segments = [s for s, sp in zip(segments, special) if not sp]
+    return segments
+
+
 def focus_targets(att, query: int):
     """Where one query token attends in every head: att (L, H, T, T), a tensor or an array ->
     (top (L, H) key index, weight (L, H) on that key, rows (L, H, T) the query's full rows)."""

@@ -5,11 +5,13 @@ Widgets -> cached computation from mha_core -> figures from ui.figures.
 
 import zlib
 
+import numpy as np
 import streamlit as st
 
 from mha_core.metrics import entropy, head_divergence
 from mha_core.views import explorer_view, focus_targets
 from ui import figures, guards, link, models, presets, shared_view, sidebar, style
+from ui.attention import attention, focus_payload, grid_payload
 from ui.export import attention_csv, attention_json
 from ui.labels import visible
 from ui.page import Page
@@ -114,23 +116,34 @@ if hide_special:
     st.caption("[CLS] and [SEP] are hidden: each row is renormalised over the remaining tokens "
                "to sum to 1, and entropies are of these maps.")
 
-# --- per-head grid | the single head and the mean ------------------------------------------
-left, right = st.columns([3, 2], gap="small")
+# --- per-head grid | the single head and the mean (the attention component, drawn in the
+# browser: hover highlights a token's row and column in every map, a click enlarges a head) ---
+def enlarge(i: int):
+    if 0 <= i < H:
+        ss.ex_head = i + 1
+
+
+def open_head(layer_: int, head_: int):
+    """A click on the focus grid: show that layer and enlarge that head."""
+    if 0 <= layer_ < L and 0 <= head_ < H:
+        ss.ex_layer, ss.ex_head = layer_ + 1, head_ + 1
+
+
 titles = [f"head {h + 1} · {v['h_heads'][h]:.2f} nats" for h in range(H)]
-plot(left, figures.head_grid(v["heads"], labels, titles, selected=head),
-     config=PLOT_CONFIG, theme=None, key="ex_grid")
-plot(right, figures.heatmap(v["single"], labels, height=270, show_scale=False, zoom=False,
-                            title=f"single head (width {D}) · {v['h_single']:.2f} nats"),
-     config=PLOT_CONFIG, theme=None, key="ex_single")
-plot(right, figures.heatmap(v["mean"], labels, height=270, show_scale=False, zoom=False,
-                            title=f"mean of the {H} heads · {v['h_mean']:.2f} nats"),
-     config=PLOT_CONFIG, theme=None, key="ex_mean")
-right.caption(
+titles += [f"single head (width {D}) · {v['h_single']:.2f} nats",
+           f"mean of the {H} heads · {v['h_mean']:.2f} nats"]
+maps = np.concatenate([v["heads"], v["single"][None], v["mean"][None]])  # (H + 2, G, G)
+attention(grid_payload(maps, labels, v["special"], titles, heads=H, selected=head),
+          key="ex_grid", on_head=enlarge, filename=f"attention_L{layer + 1}",
+          tag=f"layer {layer + 1}")
+st.caption(
     f"Each map: rows are the tokens looking (queries), columns the tokens looked at (keys); "
-    f"darker means more attention, and entropy (nats) says how spread a row is. The **single "
-    f"head** reads layer {layer + 1}'s weights as one head of width {D}: its scores are the {H} "
-    f"heads' scores added up and put through one softmax, so the biggest sum wins and it "
-    f"collapses onto one token. The **mean** is what most tools show: a blur of the heads.")
+    f"darker means more attention, and entropy (nats) says how spread a row is. Hover a cell "
+    f"to read its weight and see that row and column in every map; click a head to enlarge it. "
+    f"The **single head** reads layer {layer + 1}'s weights as one head of width {D}: its "
+    f"scores are the {H} heads' scores added up and put through one softmax, so the biggest "
+    f"sum wins and it collapses onto one token. The **mean** is what most tools show: a blur "
+    f"of the heads.")
 
 # --- the enlarged head, with downloads | the focus token -----------------------------------
 big, focus_col = st.columns([2, 3], gap="medium")
@@ -168,8 +181,9 @@ with focus_col:
     token_level = not (word_level or hide_special)  # positions are token positions
     shared_view.remember(layer, head, labels[query], query if token_level else None)
     f = guards.computed_or_stop(focus_view, name, text, query, word_level, hide_special)
-    plot(st, figures.focus_grid(f["top"], f["weight"], labels, v["special"], labels[query]),
-         config=PLOT_CONFIG, theme=None, key="ex_focus_grid")
+    colors = figures.token_colors(labels, v["special"])
+    attention(focus_payload(f["top"], f["weight"], labels, colors, labels[query]),
+              key="ex_focus_grid", on_cell=open_head, filename="focus", tag=f"focus {query}")
     plot(st, figures.focus_bars(f["rows"][layer], labels, v["special"], labels[query], layer),
          config=PLOT_CONFIG, theme=None, key="ex_focus_bars")
 

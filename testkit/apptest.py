@@ -110,6 +110,19 @@ def chart(at, key: str):
     return charts(at).get(key)
 
 
+def components(at) -> dict:
+    """{key: data dict} for every attention component (ui.attention) on the page, in page
+    order: what the page sent the browser. Its binary arrays stay packed; unpack them with
+    ui.attention.unpack (grid maps) or unpack_lines (head view lines)."""
+    return {_key(el.proto.id): json.loads(el.proto.json) for el in at.get("bidi_component")
+            if el.proto.component_name == "headscope.attention"}
+
+
+def component(at, key: str):
+    """The data the page sent the attention component with this key, or None."""
+    return components(at).get(key)
+
+
 def array(v) -> np.ndarray:
     return np.asarray(v, dtype=np.float64)
 
@@ -128,14 +141,15 @@ TAG = re.compile(r"<\s*/?\s*(?!extra>|br>)[a-z][^>]*>", re.IGNORECASE)
 
 def survives(at):
     """The run ended without an exception element, user text never went into HTML (only the
-    app's constant CSS is HTML), and the page drew something: a chart or a message."""
+    app's constant CSS is HTML), and the page drew something: a chart, an attention component
+    or a message."""
     assert not at.exception, [e.value for e in at.exception]
     html, unsafe = html_and_markdown(at)
     assert set(html) <= {PAGE_CSS, PRESENT_CSS}, html
     assert not unsafe
     for el in at.get("plotly_chart"):  # plotly reads a few tags in its text: none from users
         assert not TAG.search(el.proto.spec), TAG.search(el.proto.spec).group()
-    assert at.get("plotly_chart") or messages(at)
+    assert at.get("plotly_chart") or components(at) or messages(at)
 
 
 def _walk(node):

@@ -1,4 +1,5 @@
-"""Debian's chromium driven by playwright (never `playwright install`), and driving the Explorer.
+"""Debian's chromium driven by playwright (never `playwright install`), and driving the Explorer
+and the attention component.
 
 Streamlit draws over a websocket and keeps the old chart on screen during a rerun, so we never
 wait for load events: we wait until the page itself shows what we expect."""
@@ -21,40 +22,53 @@ def no_exception(pg) -> bool:
     return pg.locator('[data-testid="stException"]').count() == 0
 
 
-# THE condition "the Explorer's maps are drawn for these tokens": every test and benchmark that
-# waits for the Explorer waits on it, so this is the one place to change when the grid changes.
-# Today the per-head grid is plotly's (.st-key-ex_grid .js-plotly-plot): true once it has
-# `heads` heatmaps whose keys and queries are exactly `tokens` and its drawn tick labels show
-# them (plotly draws &lt; as "<"; labels carry zero-width marks). The attention component
-# (DESIGN.md) marks its host element with data-drawn, the shown tokens joined by single spaces,
-# after each draw: once the grid is drawn by it under the key ex_grid, the first branch reads
-# that instead (if it lands under another key, change the selector here).
-MAPS_DRAWN = """([tokens, heads]) => {
-  const host = document.querySelector('.st-key-ex_grid [data-drawn]');
-  if (host) return host.dataset.drawn === tokens.join(' ');
-  const gd = document.querySelector('.st-key-ex_grid .js-plotly-plot');
-  if (!gd || !gd.data || gd.data.length !== heads) return false;
-  // zero-width spaces tell repeated tokens apart (ui.labels.axis_labels)
-  const bare = s => String(s).replaceAll('\\u200b', '');
-  const plain = s => bare(s).replaceAll('&lt;', '<').replaceAll('&gt;', '>')
-                           .replaceAll('&amp;', '&');
-  const same = xs => xs.length === tokens.length && xs.every((x, i) => plain(x) === tokens[i]);
-  if (!gd.data.every(t => same(Array.from(t.x)) && same(Array.from(t.y)))) return false;
-  const drawn = new Set([...gd.querySelectorAll('.xtick text, .ytick text')]
-                        .map(e => bare(e.textContent)));
-  return tokens.every(t => drawn.has(t));
+# The attention component (ui/attention) marks its host element after each draw: data-drawn is
+# the shown tokens joined by single spaces, data-heads the heads in a grid, data-tag what the
+# page tagged it with (the Explorer: "layer 2"). The one place that says "the Explorer is drawn".
+HOST = ".st-key-{key} [data-drawn]"
+COMPONENT_SHOWS = """([sel, tokens, tag]) => {
+  const host = document.querySelector(sel);
+  return !!host && host.dataset.drawn === tokens.join(' ')
+    && (tag === null || host.dataset.tag === tag);
 }"""
-GRID_SHOWS = MAPS_DRAWN  # the name the older tests and benchmarks import
+GRID_SHOWS = """([sel, tokens, heads]) => {
+  const host = document.querySelector(sel);
+  return !!host && host.dataset.drawn === tokens.join(' ') && host.dataset.heads === String(heads);
+}"""
+# Every map of the Explorer drawn: the component's grid and focus grid, and the plotly charts
+# (enlarged head, focus bars) drawn and no longer stale from the previous run; the enlarged
+# head shows these tokens.
+EXPLORER_DRAWN = """([sel, tokens, heads]) => {
+  const host = document.querySelector(sel);
+  if (!host || host.dataset.drawn !== tokens.join(' ') || host.dataset.heads !== String(heads))
+    return false;
+  if (document.querySelector('[data-stale="true"]')) return false;
+  const big = document.querySelector('.st-key-ex_big .js-plotly-plot');
+  if (!big || !big.data || !big.data.length) return false;
+  const bare = s => String(s).replaceAll('\u200b', '').replaceAll('&lt;', '<')
+                             .replaceAll('&gt;', '>').replaceAll('&amp;', '&');
+  const xs = Array.from(big.data[0].x).map(bare);
+  if (xs.join(' ') !== tokens.join(' ')) return false;
+  const focus = document.querySelector('.st-key-ex_focus_grid [data-drawn]');
+  if (!focus || focus.dataset.drawn !== tokens.join(' ')) return false;
+  return ['ex_big', 'ex_focus_bars'].every(k => {
+    const gd = document.querySelector(`.st-key-${k} .js-plotly-plot`);
+    return gd && gd._fullLayout && gd.querySelector('.main-svg');
+  });
+}"""
+# The same for callers that pass only (tokens, heads): the benchmarks
+MAPS_DRAWN = ("([tokens, heads]) => (" + EXPLORER_DRAWN + ")([" +
+              repr(HOST.format(key="ex_grid")) + ", tokens, heads])")
 
 
-# True once the single-head map is drawn for `tokens`
-SINGLE_SHOWS = """(tokens) => {
-  const gd = document.querySelector('.st-key-ex_single .js-plotly-plot');
-  if (!gd || !gd.data || !gd.data.length) return false;
-  const xs = Array.from(gd.data[0].x).map(x => String(x).replaceAll('\u200b', ''));
-  return xs.join('|') === tokens.join('|') && gd.getBoundingClientRect().height > 100
-    && gd.querySelector('.gtitle')?.textContent.includes('single head');
-}"""
+def host(page, key: str):
+    """The attention component's host element under the element with this key (a locator)."""
+    return page.locator(HOST.format(key=key)).first
+
+
+def wait_for_component(page, key: str, tokens, tag=None, timeout_ms: int = 60_000):
+    page.wait_for_function(COMPONENT_SHOWS, arg=[HOST.format(key=key), list(tokens), tag],
+                           polling="raf", timeout=timeout_ms)
 
 
 def sentence_box(page):
@@ -82,10 +96,17 @@ def type_sentence(page, text: str):
 
 
 def wait_for_grid(page, tokens, heads: int, timeout_ms: int = 60_000):
-    """Until the Explorer's maps are drawn for `tokens` (MAPS_DRAWN)."""
-    page.wait_for_function(MAPS_DRAWN, arg=[list(tokens), heads], polling="raf",
-                           timeout=timeout_ms)
+    """The Explorer's grid (heads, single head and mean) shows these tokens."""
+    page.wait_for_function(GRID_SHOWS, arg=[HOST.format(key="ex_grid"), list(tokens), heads],
+                           polling="raf", timeout=timeout_ms)
+
+
+def wait_for_explorer(page, tokens, heads: int, timeout_ms: int = 60_000):
+    """Every map of the Explorer shows these tokens (see EXPLORER_DRAWN)."""
+    page.wait_for_function(EXPLORER_DRAWN, arg=[HOST.format(key="ex_grid"), list(tokens), heads],
+                           polling="raf", timeout=timeout_ms)
 
 
 def box_of(page, key: str):
-    return page.locator(f".st-key-{key} .js-plotly-plot").first.bounding_box()
+    """The bounding box of a keyed chart or component."""
+    return page.locator(f".st-key-{key}").first.bounding_box()

@@ -32,15 +32,15 @@ def wait_healthy(url: str, proc=None, timeout: float = 60, log_path=None):
     raise RuntimeError(f"{url} did not become healthy in {timeout:.0f} s; see {log_path}")
 
 
-def start_app(log_path, env_extra=None, port=None, launcher=("-m", "streamlit")):
+def start_app(log_path, env_extra=None, port=None, launcher=("-m", "streamlit"), script=None):
     """Start the app; return (process, base_url) once /_stcore/health answers ok. launcher:
     what python runs in place of `-m streamlit` (a benchmark's wrapper that takes the same
-    arguments)."""
+    arguments); script: another Streamlit script than app.py (a test's own)."""
     port = port or free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", **(env_extra or {})}
     log = open(log_path, "w")  # a file, not a pipe: a full pipe would block the server
     proc = subprocess.Popen(
-        [sys.executable, *launcher, "run", str(ROOT / "app.py"),
+        [sys.executable, *launcher, "run", str(script or ROOT / "app.py"),
          "--server.port", str(port), "--server.address", "127.0.0.1",
          "--server.headless", "true", "--browser.gatherUsageStats", "false"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)

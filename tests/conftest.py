@@ -92,6 +92,7 @@ def sessions(bundled):
     from testkit.apptest import Sessions
 
     s = Sessions()
+    s.bert = bundled  # the fuzz checks the component's tokens against the tokenizer
     corpus = s("all_heads")
     corpus.radio(key="ah_corpus_source").set_value("My own lines").run()
     corpus.text_area(key="ah_corpus_lines").set_value("one line").run()

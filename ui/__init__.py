@@ -2,6 +2,7 @@
 Streamlit script per question).
 
 figures/      plotly builders, one module per view family (no Streamlit)
+attention/    the attention component: maps, head view, model view drawn in the browser
 labels        the one escaper for user text in figures
 style         colours, fonts, constant CSS
 export        CSV / JSON of a shown map

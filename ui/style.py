@@ -19,6 +19,10 @@ PALETTE = ("#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #bcbd22 #17b
 # Special tokens are greys, so heads that point at words stand out; [CLS] and [SEP] apart
 SPECIAL_COLORS = {"[CLS]": "#8c8c8c", "[SEP]": "#cfcfcf"}
 SPECIAL_COLOR = "#b0b0b0"  # any other special token ([MASK], [PAD], a model's own)
+# 12 distinct head colours for the head view's lines (bertviz's d3 category10 repeats heads 1
+# and 2 as heads 11 and 12); models with more heads get further hues in the browser
+HEAD_COLORS = ("#1f77b4 #ff7f0e #2ca02c #d62728 #9467bd #8c564b #e377c2 #17becf #bcbd22 "
+               "#393b79 #637939 #e7298a").split()
 OTHER_COLOR = "#dddddd"  # "other keys" in stacked bars
 # One colour per pattern label (mha_core.patterns defines them beside the labels), by short name
 LABEL_COLOURS = {p.short: p.colour for p in PATTERNS}

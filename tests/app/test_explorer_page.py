@@ -3,8 +3,9 @@
 import numpy as np
 import pytest
 
-from testkit.apptest import axis_tokens, charts, messages, open_app
-from ui import models, presets
+from testkit.apptest import axis_tokens, charts, component, components, messages, open_app
+from ui import models, presets, style
+from ui.attention import unpack
 from ui.guards import MAX_CHARS
 
 ATOL = 1e-6  # the figures carry float32
@@ -25,6 +26,13 @@ def jsd_np(maps: np.ndarray) -> float:
 
 def z(trace) -> np.ndarray:
     return np.asarray(trace["z"], dtype=np.float64)
+
+
+def shown(at):
+    """What the page sent the Explorer's attention component: maps (H + 2, G, G) (the heads,
+    then the single head and the mean), tokens, titles, number of heads."""
+    d = component(at, "ex_grid")
+    return unpack(d["maps"]).astype(np.float64), d["tokens"], d["titles"], d["heads"]
 
 
 def new_app(**query):
@@ -53,29 +61,24 @@ def test_default_view_shows_every_head_with_the_models_numbers(bundled):
                    for t in presets.PRESETS.values()], axis=0)
     assert layer == int(np.argmax(div))
 
-    figs = charts(at)
-    grid = figs["ex_grid"]
-    assert len(grid["data"]) == H
-    for h, trace in enumerate(grid["data"]):
-        assert axis_tokens(trace["x"]) == res.tokens
-        assert axis_tokens(trace["y"]) == res.tokens
-        np.testing.assert_allclose(z(trace), A[layer, h], atol=ATOL)
-        assert trace["coloraxis"] == "coloraxis"
-        assert "→" in trace["hovertemplate"] and "%{z:.3f}" in trace["hovertemplate"]
-    cax = grid["layout"]["coloraxis"]
-    assert (cax["cmin"], cax["cmax"]) == (0.0, 1.0)
-    titles = [a["text"] for a in grid["layout"]["annotations"]]
+    maps, tokens, titles, heads = shown(at)
+    assert heads == H and maps.shape == (H + 2, len(res.tokens), len(res.tokens))
+    assert tokens == res.tokens  # raw text: the browser writes it with fillText
     for h in range(H):
-        assert f"head {h + 1} · {entropy_np(A[layer, h]):.2f} nats" in titles
+        np.testing.assert_allclose(maps[h], A[layer, h], atol=ATOL)
+        assert titles[h] == f"head {h + 1} · {entropy_np(A[layer, h]):.2f} nats"
+    grid = component(at, "ex_grid")  # one fixed 0..1 colour scale for every map, with a legend
+    assert grid["colorscale"] == style.COLORSCALE and grid["legend"] == "weight"
+    assert grid["selected"] == at.selectbox(key="ex_head").value - 1  # the enlarged head
 
-    single, mean = figs["ex_single"], figs["ex_mean"]
-    np.testing.assert_allclose(z(single["data"][0]), res.single_head.numpy()[layer], atol=ATOL)
-    np.testing.assert_allclose(z(mean["data"][0]), A[layer].mean(0), atol=ATOL)
-    assert f"{entropy_np(res.single_head.numpy()[layer]):.2f} nats" in \
-        single["layout"]["title"]["text"]
-    assert f"{entropy_np(A[layer].mean(0)):.2f} nats" in mean["layout"]["title"]["text"]
-    assert axis_tokens(single["data"][0]["x"]) == res.tokens
+    single, mean = maps[H], maps[H + 1]
+    np.testing.assert_allclose(single, res.single_head.numpy()[layer], atol=ATOL)
+    np.testing.assert_allclose(mean, A[layer].mean(0), atol=ATOL)
+    assert f"{entropy_np(res.single_head.numpy()[layer]):.2f} nats" in titles[H]
+    assert titles[H].startswith("single head")
+    assert f"{entropy_np(A[layer].mean(0)):.2f} nats" in titles[H + 1]
 
+    figs = charts(at)
     head = at.selectbox(key="ex_head").value - 1
     np.testing.assert_allclose(z(figs["ex_big"]["data"][0]), A[layer, head], atol=ATOL)
 
@@ -92,13 +95,13 @@ def test_focus_token_grid_and_bars(bundled):
     q = res.tokens.index("with")
     rows = res.attentions.numpy()[:, :, q]  # (L, H, T)
     figs = charts(at)
-    grid = figs["ex_focus_grid"]["data"][0]
+    grid = component(at, "ex_focus_grid")
     top = rows.argmax(-1)  # (L, H)
-    custom = np.asarray(grid["customdata"], dtype=object)  # (L, H, 2): token, weight
-    assert [[str(c) for c in row] for row in custom[..., 0]] == \
-        [[res.tokens[t] for t in row] for row in top]
-    assert grid["y"][0] == "L1" and grid["x"][-1] == f"H{rows.shape[1]}"  # numbered from 1
-    np.testing.assert_allclose(custom[..., 1].astype(float), rows.max(-1), atol=1e-3)
+    assert (grid["layers"], grid["heads"]) == top.shape and grid["focus"] == "with"
+    np.testing.assert_array_equal(unpack(grid["top"]), top)
+    assert grid["tokens"] == res.tokens  # the cell labels: the top key of each head
+    np.testing.assert_allclose(unpack(grid["weight"]), rows.max(-1), atol=ATOL)
+    assert len(grid["colors"]) == len(res.tokens)  # one colour per token, as in the bars
     bars = figs["ex_focus_bars"]["data"]
     stacked = np.sum([np.asarray(b["y"], dtype=float) for b in bars], axis=0)  # (H,)
     np.testing.assert_allclose(stacked, 1.0, atol=1e-4)  # every head's row, all keys, sums to 1
@@ -124,8 +127,12 @@ def test_link_round_trip(bundled):
     again = new_app(**qp)  # a new session opened from the link
     assert again.slider(key="ex_layer").value == 3 and again.selectbox(key="ex_head").value == 7
     assert next(s for s in again.selectbox if s.label == "Focus token").value == 5
+    np.testing.assert_allclose(shown(at)[0], shown(again)[0], atol=ATOL)
+    for part in ("top", "weight"):
+        np.testing.assert_allclose(unpack(component(at, "ex_focus_grid")[part]),
+                                   unpack(component(again, "ex_focus_grid")[part]), atol=ATOL)
     a, b = charts(at), charts(again)
-    for key in ("ex_grid", "ex_single", "ex_mean", "ex_big", "ex_focus_grid"):
+    for key in ("ex_big",):
         for ta, tb in zip(a[key]["data"], b[key]["data"]):
             np.testing.assert_allclose(z(ta), z(tb), atol=ATOL)
     res = bundled.attend(text)
@@ -158,8 +165,9 @@ def test_link_keeps_the_view_toggles_and_the_focus_in_that_view(bundled, text, t
     assert again.toggle(key=toggle).value is True and not again.warning
     shown = focus_box(again)
     assert shown.options[shown.value] == pick
-    np.testing.assert_allclose(z(charts(again)["ex_focus_grid"]["data"][0]),
-                               z(charts(at)["ex_focus_grid"]["data"][0]), atol=ATOL)
+    for part in ("top", "weight"):
+        np.testing.assert_allclose(unpack(component(again, "ex_focus_grid")[part]),
+                                   unpack(component(at, "ex_focus_grid")[part]), atol=ATOL)
 
 
 def test_nonsense_link_is_clamped_or_ignored_with_messages(bundled):
@@ -174,7 +182,7 @@ def test_nonsense_link_is_clamped_or_ignored_with_messages(bundled):
     assert at.slider(key="ex_layer").value == bundled.config.num_hidden_layers
     assert at.selectbox(key="ex_head").value == 1
     assert at.selectbox(key="model").value == models.BUNDLED
-    assert len(charts(at)["ex_grid"]["data"][0]["x"]) == 512
+    assert len(shown(at)[1]) == 512
 
     huge = new_app(text="a" * (MAX_CHARS + 10), layer="x")
     said = messages(huge)
@@ -190,21 +198,22 @@ def test_bad_text_gets_a_message_never_a_traceback(bundled):
 
     for blank in ("", "   \n\t "):
         type_text(blank)
-        assert "Type a sentence" in messages(at) and not charts(at)
+        assert "Type a sentence" in messages(at) and not charts(at) and not components(at)
     type_text("\x00\x01\x1b")  # control characters only: the tokenizer keeps nothing
     assert "nothing in this text but [CLS] and [SEP]" in messages(at)
 
     for text in ("I saw 😀 the 🔭.", "我看见了一个人", "ראיתי את האיש", "a\x00b c\u202ed"):
         type_text(text)
-        grid = charts(at)["ex_grid"]["data"][0]
-        assert axis_tokens(grid["x"]) == [s for s in bundled.attend(text).tokens], text
+        assert shown(at)[1] == bundled.attend(text).tokens, text
+        assert axis_tokens(charts(at)["ex_big"]["data"][0]["x"]) == shown(at)[1]
 
     xss = "<img src=x onerror=alert(1)> <script>alert(2)</script>"
     type_text(xss)
     figs = charts(at)
-    ticks = figs["ex_grid"]["data"][0]["x"]
+    ticks = figs["ex_big"]["data"][0]["x"]
     assert "&lt;" in ticks and "<" not in "".join(ticks)  # escaped for plotly, shown literally
     assert axis_tokens(ticks) == bundled.attend(xss).tokens
+    assert shown(at)[1] == bundled.attend(xss).tokens  # raw: the component uses fillText
     assert all(not m.proto.allow_html for m in at.markdown)  # no user text as HTML anywhere
 
     type_text("long " * 700)
@@ -228,10 +237,10 @@ def test_word_level_and_hidden_special_tokens(bundled):
     keep = [i for i, g in enumerate(groups) if not all(res.special[t] for t in g)]
     W = W[:, keep][:, :, keep]
     W = W / W.sum(-1, keepdims=True)  # hide [CLS]/[SEP]: rows renormalised
-    grid = charts(at)["ex_grid"]["data"]
-    assert axis_tokens(grid[0]["x"]) == ["Headscope", "shows", "tokenization", "."]
-    for h, trace in enumerate(grid):
-        np.testing.assert_allclose(z(trace), W[h], atol=1e-5)
+    maps, tokens, _, heads = shown(at)
+    assert tokens == ["Headscope", "shows", "tokenization", "."]
+    for h in range(heads):
+        np.testing.assert_allclose(maps[h], W[h], atol=1e-5)
     assert any("renormalised" in c.value for c in at.caption)
 
 
@@ -245,21 +254,21 @@ def test_broken_model_dir_shows_its_error_and_others_keep_working(bundled, tiny,
     at.selectbox(key="model").set_value("broken")
     run(at)
     assert at.error and "could not be loaded" in at.error[0].value
-    assert not charts(at)
+    assert not charts(at) and not components(at)
 
     at.selectbox(key="model").set_value("tiny")  # 2 layers: layer 5 is clamped
     run(at)
     res = tiny.attend(presets.DEFAULT_TEXT)
     layer = at.slider(key="ex_layer").value - 1  # the page numbers layers and heads from 1
     assert layer == 1
-    grid = charts(at)["ex_grid"]["data"]
-    assert len(grid) == tiny.config.num_attention_heads
-    for h, trace in enumerate(grid):
-        np.testing.assert_allclose(z(trace), res.attentions.numpy()[layer, h], atol=ATOL)
+    maps, _, _, heads = shown(at)
+    assert heads == tiny.config.num_attention_heads
+    for h in range(heads):
+        np.testing.assert_allclose(maps[h], res.attentions.numpy()[layer, h], atol=ATOL)
 
     at.selectbox(key="model").set_value(models.BUNDLED)
     run(at)
-    assert len(charts(at)["ex_grid"]["data"]) == bundled.config.num_attention_heads
+    assert shown(at)[3] == bundled.config.num_attention_heads
 
 
 def test_a_text_too_long_for_a_link_is_left_out_and_the_sender_is_told(bundled):

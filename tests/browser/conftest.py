@@ -2,6 +2,7 @@
 playwright. Never `playwright install`: the browser comes from apt (see .ci/run)."""
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -43,3 +44,13 @@ def page(browser):
     pg = ctx.new_page()
     yield pg
     ctx.close()
+
+
+@pytest.fixture(scope="session")
+def component_url(tmp_path_factory):
+    """A server running tests/browser/component_app.py: the component alone on test data."""
+    require_chromium()
+    log = tmp_path_factory.mktemp("component") / "streamlit.log"
+    proc, url = start_app(log, script=Path(__file__).with_name("component_app.py"))
+    yield url
+    stop_app(proc)

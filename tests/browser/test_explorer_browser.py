@@ -1,13 +1,17 @@
 """The Explorer in Debian's chromium: typing a sentence redraws every head; XSS stays text."""
 
+import json
+
 import pytest
 
 from testkit.browser import (
-    SINGLE_SHOWS,
     box_of,
+    host,
     no_exception,
     sentence_box,
     type_sentence,
+    wait_for_component,
+    wait_for_explorer,
     wait_for_grid,
 )
 from ui.presets import DEFAULT_TEXT
@@ -25,16 +29,16 @@ def test_typed_sentence_redraws_every_head_beside_the_single_head(app_url, page,
     wait_for_grid(page, tokens(DEFAULT_TEXT), heads)
     text = "The astronomer saw the man with a telescope."
     type_sentence(page, text)
-    wait_for_grid(page, tokens(text), heads)
-    assert page.evaluate("document.querySelector('.st-key-ex_grid .js-plotly-plot').data.length") \
-        == heads
-    page.wait_for_function(SINGLE_SHOWS, arg=tokens(text), timeout=30_000)
-    assert page.locator(".st-key-ex_single .js-plotly-plot").first.is_visible()
+    wait_for_explorer(page, tokens(text), heads)  # the grid and every plotly chart
+    grid = host(page, "ex_grid")
+    assert grid.get_attribute("data-maps") == str(heads + 2)  # the heads, single head, mean
     # the grid and the single-head map share the first 1280×800 screen, no sideways scrolling
-    grid_box, single_box = box_of(page, "ex_grid"), box_of(page, "ex_single")
-    assert grid_box["x"] + grid_box["width"] <= single_box["x"]
-    assert single_box["x"] + single_box["width"] <= 1280 and single_box["y"] < 800
-    assert grid_box["y"] < 800
+    maps = json.loads(grid.get_attribute("data-layout"))
+    canvas = page.locator(".st-key-ex_grid canvas.hs-main").bounding_box()
+    single = maps[heads]
+    assert all(m["x"] + m["size"] <= single["x"] for m in maps[:heads])
+    assert canvas["x"] + single["x"] + single["size"] <= 1280
+    assert canvas["y"] + single["y"] < 800 and canvas["y"] < 800
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     assert no_exception(page)
     page.screenshot(path=str(tmp_path / "explorer.png"))
@@ -50,8 +54,10 @@ def test_html_in_the_sentence_is_shown_as_text_and_never_runs(app_url, page, tok
     type_sentence(page, xss)
     wait_for_grid(page, tokens(xss), bundled.config.num_attention_heads)
     assert dialogs == []
+    # playwright's locators pierce the component's shadow root
     assert page.locator('img[src="x"]').count() == 0
     assert page.locator("script:text('alert(2)')").count() == 0
+    assert host(page, "ex_grid").get_attribute("data-drawn") == " ".join(tokens(xss))
     assert sentence_box(page).input_value() == xss
     assert no_exception(page)
 
@@ -95,27 +101,71 @@ def test_presentation_link_hides_the_sidebar_and_enlarges_the_page(app_url, page
     assert projector.replace("\n", "").endswith("&present=1")
 
 
+def point_at(page, key, m, q, k, G):
+    """Page coordinates of cell (q, k) of map m (an entry of the component's data-layout)."""
+    box = page.locator(f".st-key-{key} canvas.hs-main").bounding_box()
+    cell = m["size"] / G
+    return box["x"] + m["x"] + (k + 0.5) * cell, box["y"] + m["y"] + (q + 0.5) * cell
+
+
 def test_hover_reads_each_heads_own_weight(app_url, page, tokens, bundled):
     """Hovering a cell of any head's map shows "query → key: weight" of that head, to 3
-    decimals (checked against bert.attend)."""
+    decimals (checked against bert.attend), and highlights that row and column in every map."""
     page.goto(app_url + "/?layer=2&head=1")
     wait_for_grid(page, tokens(DEFAULT_TEXT), bundled.config.num_attention_heads)
     res = bundled.attend(DEFAULT_TEXT)
     att = res.attentions[1]  # (H, T, T): layer 2
     q, k = res.tokens.index("with"), res.tokens.index("saw")
+    maps = json.loads(host(page, "ex_grid").get_attribute("data-layout"))
+    tip = page.locator(".st-key-ex_grid .hs-tip-text")
     for h in (0, 4, 11):
-        r, c = divmod(h, 3)
-        xy = page.evaluate(
-            """([r, c, q, k]) => {
-                 const gd = document.querySelector('.st-key-ex_grid .js-plotly-plot');
-                 const L = gd._fullLayout, box = gd.getBoundingClientRect();
-                 const x = L['xaxis' + (c ? c + 1 : '')], y = L['yaxis' + (r ? r + 1 : '')];
-                 return [box.left + x._offset + x.c2p(k), box.top + y._offset + y.c2p(q)];
-               }""", [r, c, q, k])
-        page.mouse.move(*xy)
+        page.mouse.move(*point_at(page, "ex_grid", maps[h], q, k, len(res.tokens)))
         want = f"with → saw: {float(att[h, q, k]):.3f}"
         page.wait_for_function(
-            "(want) => [...document.querySelectorAll('.st-key-ex_grid .hovertext text')]"
-            ".some(e => e.textContent.replaceAll('\\u200b', '') === want)", arg=want,
-            timeout=10_000)
+            "([sel, want]) => document.querySelector(sel)?.dataset.hover === want",
+            arg=[".st-key-ex_grid [data-drawn]", f"{q}:{k}"], timeout=10_000)
+        assert tip.text_content() == want
+        assert tip.is_visible()
+    assert no_exception(page)
+
+
+def test_clicking_a_head_enlarges_it_and_the_link_follows(app_url, page, tokens, bundled):
+    page.goto(app_url + "/?layer=2&head=1")
+    wait_for_explorer(page, tokens(DEFAULT_TEXT), bundled.config.num_attention_heads)  # idle
+    maps = json.loads(host(page, "ex_grid").get_attribute("data-layout"))
+    page.mouse.click(*point_at(page, "ex_grid", maps[4], 0, 0, len(tokens(DEFAULT_TEXT))))
+    page.wait_for_function("() => document.querySelector('.st-key-ex_grid [data-drawn]')"
+                           ".dataset.selected === '5'", timeout=60_000)  # outlined, from 1
+    page.wait_for_function(
+        "() => document.querySelector('.st-key-ex_big .gtitle')?.textContent"
+        ".startsWith('layer 2, head 5 ')", timeout=60_000)
+    page.wait_for_url(lambda url: "head=5" in url, timeout=60_000)
+    wait_for_component(page, "ex_grid", tokens(DEFAULT_TEXT), tag="layer 2")
+    assert no_exception(page)
+
+
+def test_focus_grid_reads_each_heads_top_key_and_a_click_opens_that_head(app_url, page, tokens,
+                                                                        bundled):
+    page.goto(app_url + "/?layer=2&head=1&focus=with")
+    wait_for_explorer(page, tokens(DEFAULT_TEXT), bundled.config.num_attention_heads)
+    res = bundled.attend(DEFAULT_TEXT)
+    rows = res.attentions.numpy()[:, :, res.tokens.index("with")]  # (L, H, T)
+    g = json.loads(host(page, "ex_focus_grid").get_attribute("data-geometry"))
+    page.locator(".st-key-ex_focus_grid canvas.hs-main").scroll_into_view_if_needed()
+    box = page.locator(".st-key-ex_focus_grid canvas.hs-main").bounding_box()
+    tip = page.locator(".st-key-ex_focus_grid .hs-tip-text")
+    for layer, head in ((0, 0), (3, 6), (5, 11)):
+        page.mouse.move(box["x"] + g["left"] + (head + 0.5) * g["w"],
+                        box["y"] + g["top"] + (layer + 0.5) * g["h"])
+        page.wait_for_function(
+            "([sel, want]) => document.querySelector(sel)?.dataset.hover === want",
+            arg=[".st-key-ex_focus_grid [data-drawn]", f"{layer}:{head}"], timeout=10_000)
+        top = int(rows[layer, head].argmax())
+        assert tip.text_content() == (f"L{layer + 1} H{head + 1} → {res.tokens[top]}: "
+                                      f"{float(rows[layer, head, top]):.3f}")
+    page.mouse.click(box["x"] + g["left"] + 6.5 * g["w"], box["y"] + g["top"] + 3.5 * g["h"])
+    wait_for_component(page, "ex_grid", tokens(DEFAULT_TEXT), tag="layer 4", timeout_ms=60_000)
+    page.wait_for_function("() => document.querySelector('.st-key-ex_grid [data-drawn]')"
+                           ".dataset.selected === '7'", timeout=60_000)
+    page.wait_for_url(lambda url: "layer=4" in url and "head=7" in url, timeout=60_000)
     assert no_exception(page)

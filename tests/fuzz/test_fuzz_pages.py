@@ -4,7 +4,8 @@ every page: the sidebar's sentence, the toy words, the corpus lines, the two rea
 example may leave an exception element, render HTML from user text, start a process, write a
 file or read one outside the project and Python (sandboxed()).
 
-HEADSCOPE_FUZZ_EXAMPLES scales the number of examples (default: 360 over the six pages).
+HEADSCOPE_FUZZ_EXAMPLES scales the number of examples (default: 360 over the pages; the Head
+view's 40 come on top).
 Under CI=true the examples are derandomised, so a run is repeatable.
 """
 
@@ -13,8 +14,9 @@ import os
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from testkit.apptest import messages
+from testkit.apptest import component, messages
 from tests.conftest import CI
+from ui.guards import MAX_CHARS
 
 SCALE = float(os.environ.get("HEADSCOPE_FUZZ_EXAMPLES", "360")) / 360
 # Pieces that broke (or could break) tokenizers, markdown, HTML, plotly labels and URLs
@@ -64,6 +66,16 @@ def test_fuzz_all_heads_and_corpus_mode(sessions, text, lines):
             at = sessions.run("all_heads")
         ran = [c for c in at.get("plotly_chart") if c.proto.id.endswith("-ah_corpus_grid")]
         assert ran or "None of these lines has words" in messages(at)
+
+
+@fuzz(40)
+@given(text=TEXT)
+def test_fuzz_head_view(sessions, text):
+    """The Head view page: the component's payload carries the text's own tokens as data."""
+    at = sessions.run("head_view", text=text)
+    sent = component(at, "hv_lines")
+    if sent is not None:
+        assert sent["tokens"] == sessions.bert.encode(text[:MAX_CHARS]).tokens
 
 
 @fuzz(30)

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from mha_core.metrics import entropy, head_divergence
-from mha_core.views import explorer_view, focus_targets
+from mha_core.views import explorer_view, focus_targets, segments_view
 from ui import figures
 from ui.export import attention_csv, attention_json
 from ui.labels import axis_labels, label, plain_label, visible
@@ -146,3 +146,17 @@ def test_exports_round_trip():
 def test_entropy_titles_use_nats():
     uniform = torch.full((4, 4), 0.25)
     assert entropy(uniform).item() == pytest.approx(math.log(4))
+
+
+def test_segments_view_follows_the_pair_through_words_and_hidden_specials(bundled):
+    res = bundled.attend("Headscope works.", text_pair="It tokenizes words.")
+    ids = res.encoded.token_type_ids.tolist()
+    assert segments_view(res) == ids and set(ids) == {0, 1}
+    labels, groups = res.words()
+    by_word = segments_view(res, word_level=True)
+    assert len(by_word) == len(labels)
+    assert by_word[labels.index("Headscope")] == 0 and by_word[labels.index("tokenizes")] == 1
+    shown = explorer_view(res.attentions, res, True, True)[1]
+    both = segments_view(res, word_level=True, hide_special=True)
+    assert len(both) == len(shown) and "[SEP]" not in shown
+    assert both == [0] * shown.index("It") + [1] * (len(shown) - shown.index("It"))

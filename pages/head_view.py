@@ -1,0 +1,118 @@
+"""Head view: bertviz's head view and model view, drawn in the browser by the attention
+component (ui/attention): lines between two columns of tokens, one colour per head, and every
+layer x head as a small line view.
+
+Widgets -> cached line entries (ui.attention.lines_payload) -> the component. Layer, heads and
+the pinned token are chosen in the browser and come back as the component's state, so the link
+follows them.
+"""
+
+import streamlit as st
+
+from mha_core.views import explorer_view, segments_view
+from ui import guards, link, models, sidebar, style
+from ui.attention import attention, lines_payload
+from ui.page import Page
+
+PAGE = Page("hv", keep=("hv_words", "hv_nospecial"),
+            link=("layer", "heads", "focus", "words", "nospecial"))
+pending = PAGE.start()
+
+
+@st.cache_data(**models.bounded(), show_spinner=False)
+def lines_view(name: str, text: str, word_level: bool, hide_special: bool) -> dict:
+    """Every layer's heads as line entries (the strongest first), as the component takes them."""
+    res = models.attend(name, text)
+    att, labels, special = explorer_view(res.attentions, res, word_level, hide_special)
+    segments = segments_view(res, word_level, hide_special)
+    return lines_payload(att.numpy(), labels, special, segments=segments)
+
+
+def parse_heads(raw: str, n_heads: int):
+    """A link's heads: "1,3,5" (numbered from 1), "all" or "none" -> (0-based list, note)."""
+    raw = str(raw).strip().lower()
+    if raw in ("", "all"):
+        return list(range(n_heads)), None
+    if raw == "none":
+        return [], None
+    picked = set()
+    for part in raw.split(",")[:64]:
+        value, note = link.clamp_int(part, 1, n_heads, "head")
+        if value is None or note:
+            return list(range(n_heads)), (f"The link's heads are not a list of heads 1–{n_heads} "
+                                          "(like heads=1,3,5); showing every head.")
+        picked.add(value - 1)
+    return sorted(picked), None
+
+
+# --- model and text ------------------------------------------------------------------------
+name, text = sidebar.current_model(), sidebar.current_text()
+bert = guards.model_or_stop(name)
+L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
+facts = guards.check_text(name, text, cut=sidebar.text_was_cut(),
+                          prompt="Type a sentence in the sidebar (or load an example) to see "
+                                 "its head view.")
+if facts is None:
+    st.stop()
+
+ss = st.session_state
+view = dict(ss.get("hv_view") or dict(mode="head", layer=0, heads=list(range(H)), focus=None,
+                                       seq=0))
+for param, key in (("words", "hv_words"), ("nospecial", "hv_nospecial")):
+    if param in pending:
+        ss[key] = link.is_on(pending.pop(param))
+if "layer" in pending:
+    value, note = link.clamp_int(pending.pop("layer"), 1, L, "layer")
+    if value is not None:
+        view["layer"] = value - 1
+    if note:
+        st.warning(note, icon=style.ICON_LINK)
+if "heads" in pending:
+    view["heads"], note = parse_heads(pending.pop("heads"), H)
+    if note:
+        st.warning(note, icon=style.ICON_LINK)
+view["layer"] = min(max(int(view.get("layer", 0)), 0), L - 1)  # after a model change
+view["heads"] = [h for h in view.get("heads", []) if 0 <= h < H]
+
+c1, c2 = st.columns(2)
+word_level = c1.toggle("Whole words", key="hv_words",
+                       help="Merge subword pieces into words (Clark et al. 2019), as in the "
+                            "Explorer.")
+hide_special = c2.toggle("Hide [CLS]/[SEP]", key="hv_nospecial",
+                         help="Drop the special tokens and renormalise each row to sum to 1.")
+p = guards.computed_or_stop(lines_view, name, text, word_level, hide_special)
+labels = p["tokens"]
+if "focus" in pending:
+    found = link.resolve_focus(pending.pop("focus"), labels)
+    if found is None:
+        st.warning("The link's focus token is not in this sentence; it was ignored.", icon=style.ICON_LINK)
+    else:
+        view["focus"] = dict(side="q", i=found)
+focus = view.get("focus")
+if not (isinstance(focus, dict) and focus.get("side") in ("q", "k")
+        and isinstance(focus.get("i"), int) and 0 <= focus["i"] < len(labels)):
+    view["focus"] = None
+ss.hv_view = view
+
+
+def changed(new: dict):
+    ss.hv_view = new
+
+
+attention(dict(p, state=view), key="hv_lines", on_view=changed,
+          filename=f"attention_L{view['layer'] + 1}")
+st.caption(
+    "**Head view**: each line joins a token on the left (the query, looking) to a token on the "
+    "right (the key, looked at), one colour per head, more opaque for more attention. Hover a "
+    "token to keep only its lines, click it to pin them; click a head's swatch to switch it on "
+    "or off; lines under the threshold are not drawn. **Model view**: every layer × head as a "
+    "small line view; click one to open it in the head view. PNG saves what is shown, SVG the "
+    "head view as a drawing.")
+
+focus = view["focus"]
+link.write_query_params(
+    layer=view["layer"] + 1,
+    heads=None if len(view["heads"]) == H else
+    (",".join(str(h + 1) for h in view["heads"]) or "none"),
+    focus=link.focus_param(labels, focus["i"]) if focus and focus["side"] == "q" else None,
+    words=1 if word_level else None, nospecial=1 if hide_special else None)

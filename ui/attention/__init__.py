@@ -1,0 +1,9 @@
+"""The attention component (Custom Components v2): the Explorer's maps, the head view and the
+model view drawn in the browser from compact binary payloads. component.py mounts it;
+payload.py builds what it is sent."""
+
+from .component import attention, js_lines
+from .payload import focus_payload, grid_payload, lines_payload, pack, unpack, unpack_lines
+
+__all__ = ["attention", "js_lines", "focus_payload", "grid_payload", "lines_payload", "pack",
+           "unpack", "unpack_lines"]

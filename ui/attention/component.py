@@ -1,0 +1,74 @@
+"""The attention component: Streamlit Custom Components v2, drawn in the page (no iframe) by our
+own vanilla JS on <canvas>. No CDN, no npm build, no third-party JS: the .js and .css files
+beside this module are read once and sent as strings.
+
+    from ui.attention import attention, focus_payload, grid_payload, lines_payload
+    attention(grid_payload(maps, labels, special, titles, heads=H, selected=h), key="ex_grid",
+              on_head=pick)                 # the Explorer's maps; a click on head i calls pick(i)
+    attention(focus_payload(top, weight, labels, colors, "with"), key="ex_focus_grid",
+              on_cell=open_head)            # top key per head; a click calls open_head(l, h)
+    result = attention(lines_payload(att, labels, special, view=v), key="hv_lines",
+                       on_view=changed)     # the head view and model view
+    result.view                             # {mode, layer, heads, focus, seq} chosen in the browser
+
+Facts it relies on (Streamlit 1.67, DESIGN.md): with a stable `key` the element and its
+canvases stay and the JS is called again with the new data (not called at all for identical
+data); listeners are attached once per host element; `setTriggerValue("head", i)` reruns with
+result.head set for that run; `setStateValue("view", v)` keeps v across reruns. After each draw
+the host element carries data-drawn (the shown tokens joined by single spaces), data-view and
+data-tag, and the head view data-lines (lines drawn), data-lines-above, data-line-queries and
+data-line-keys (the token indices at the lines' ends), data-heads-on, data-layer, data-threshold;
+data-hover-ms is the last hover's event-to-drawn time (performance.now()).
+"""
+
+from pathlib import Path
+
+import streamlit as st
+
+from ..presentation import presenting
+from ..style import PROJECTOR_SCALE
+
+HERE = Path(__file__).resolve().parent
+JS_FILES = ("core.js", "grid.js", "lines.js", "controls.js", "focus.js", "main.js")  # in order
+JS = "\n".join((HERE / f).read_text(encoding="utf-8") for f in JS_FILES)
+CSS = (HERE / "attention.css").read_text(encoding="utf-8")
+NAME = "headscope.attention"
+
+_mount = st.components.v2.component(NAME, js=JS, css=CSS)
+
+
+def js_lines() -> int:
+    """Lines of JavaScript the component is made of (its maintenance cost, in the README)."""
+    return JS.count("\n") + 1
+
+
+def attention(payload: dict, key: str, on_head=None, on_view=None, on_cell=None,
+              filename: str = "attention", tag: str = ""):
+    """Mount the component with one payload (ui.attention.payload) under a stable key.
+
+    on_head(i): called (as a Streamlit callback, before the rerun) when head i of a grid is
+    clicked. on_view(view): called when the head view's state changes in the browser.
+    on_cell(layer, head): called when a cell of a focus grid is clicked (0-based).
+    filename: the stem of the PNG/SVG downloads; tag: any short string, put on the host element
+    as data-tag (tests wait for it). In presentation mode everything is drawn larger."""
+    data = dict(payload, filename=filename, tag=str(tag))
+    if presenting():
+        data["scale"] = data.get("scale", 1.0) * PROJECTOR_SCALE
+
+    def head_changed():
+        value = st.session_state[key].get("head")
+        if on_head is not None and isinstance(value, int):
+            on_head(value)
+
+    def view_changed():
+        value = st.session_state[key].get("view")
+        if on_view is not None and isinstance(value, dict):
+            on_view(value)
+
+    def cell_changed():
+        value = st.session_state[key].get("cell")
+        if on_cell is not None and isinstance(value, list) and len(value) == 2:
+            on_cell(int(value[0]), int(value[1]))
+
+    return _mount(key=key, data=data, on_head_change=head_changed, on_view_change=view_changed,
+                  on_cell_change=cell_changed)

@@ -1,0 +1,100 @@
+// headscope attention component, part 1 of 5: decoding, colours, small DOM helpers.
+// The five files are joined in this order into one ES module (component.py). Token text reaches
+// the page only through textContent and canvas fillText; the data is never code or markup.
+
+const STATES = new WeakMap(); // host element -> its state; listeners are attached once per host
+
+// An array sent by payload.pack: {dtype, shape, b64}; 16/8-bit levels become weights in [0, 1]
+function decode(d) {
+  const bytes = Uint8Array.fromBase64 ? Uint8Array.fromBase64(d.b64)
+    : Uint8Array.from(atob(d.b64), (c) => c.charCodeAt(0));
+  const buf = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+  if (d.dtype === "f4") return new Float32Array(buf);
+  if (d.dtype === "i2") return new Int16Array(buf);
+  if (d.dtype === "u4") return new Uint32Array(buf);
+  const lv = d.dtype === "u2" ? new Uint16Array(buf) : new Uint8Array(buf);
+  const top = d.dtype === "u2" ? 65535 : 255;
+  const out = new Float32Array(lv.length);
+  for (let i = 0; i < lv.length; i++) out[i] = lv[i] / top;
+  return out;
+}
+
+function parseColor(c) {
+  const m = /rgb\((\d+),\s*(\d+),\s*(\d+)\)/.exec(c);
+  if (m) return [+m[1], +m[2], +m[3]];
+  const h = c.replace("#", "");
+  return [0, 2, 4].map((i) => parseInt(h.slice(i, i + 2), 16));
+}
+
+// 256 RGB entries from plotly-style stops [[0, "rgb(...)"], ..., [1, "rgb(...)"]]
+function colorLut(stops) {
+  const lut = new Uint8ClampedArray(256 * 3);
+  const pts = stops.map(([t, c]) => [t, parseColor(c)]);
+  for (let i = 0; i < 256; i++) {
+    const t = i / 255;
+    let j = 0;
+    while (j < pts.length - 2 && t > pts[j + 1][0]) j++;
+    const [t0, c0] = pts[j], [t1, c1] = pts[j + 1];
+    const f = t1 > t0 ? Math.min(1, Math.max(0, (t - t0) / (t1 - t0))) : 0;
+    for (let ch = 0; ch < 3; ch++) lut[i * 3 + ch] = c0[ch] + f * (c1[ch] - c0[ch]);
+  }
+  return lut;
+}
+
+function headColor(data, h) {
+  const c = data.head_colors;
+  return h < c.length ? c[h] : `hsl(${(h * 137.5) % 360}, 65%, 42%)`;
+}
+
+// An element with a class and, optionally, text (always textContent)
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// A canvas sized in CSS pixels, sharp on high-density screens
+function sizeCanvas(cv, w, h) {
+  const dpr = window.devicePixelRatio || 1;
+  cv.width = Math.max(1, Math.round(w * dpr));
+  cv.height = Math.max(1, Math.round(h * dpr));
+  cv.style.width = `${w}px`;
+  cv.style.height = `${h}px`;
+  const ctx = cv.getContext("2d");
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  return ctx;
+}
+
+// A token as one line of visible text (as ui.labels.visible): control characters as control
+// pictures, format characters (bidi overrides, zero-width) as <U+XXXX>; long ones cut with "…"
+function shown(s, max) {
+  let t = String(s).replace(/[\u0000-\u001f\u007f]/g, (c) =>
+    c === "\u007f" ? "\u2421" : String.fromCharCode(0x2400 + c.charCodeAt(0)))
+    .replace(/[\p{Cf}\p{Zl}\p{Zp}\u0080-\u009f]/gu, (c) =>
+      `<U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}>`);
+  if (!t) t = "\u2423";
+  return max && t.length > max ? t.slice(0, max - 1) + "\u2026" : t;
+}
+
+function fontPx(px) {
+  return `${px}px "Source Sans Pro", "Source Sans 3", sans-serif`;
+}
+
+function download(blob, name) {
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
+
+// The widest label in px (capped) for a font
+function labelRoom(ctx, labels, px, cap) {
+  ctx.font = fontPx(px);
+  let w = 0;
+  for (const t of labels) w = Math.max(w, ctx.measureText(t).width);
+  return Math.ceil(Math.min(w, cap)) + 6;
+}

@@ -1,0 +1,86 @@
+// part 4b: the focus grid (the Explorer). Where one query token attends in every head of every
+// layer: an L x H grid of cells coloured by the top key (the token's colour, as in the focus
+// bars) and labelled with it; hover reads "L2 H3 → key: weight"; a click opens that layer and
+// head in the Explorer (a trigger back to Python).
+
+function focusLayout(f) {
+  const d = f.data, s = d.scale, L = d.layers, H = d.heads;
+  const lab = 34 * s, title = 26 * s;
+  const cw = Math.max(28, Math.min(72 * s, Math.floor((f.width() - lab) / H)));
+  const ch = Math.round(26 * s);
+  return { lab, title, cw, ch, W: lab + H * cw, H: title + lab * 0.6 + L * ch, top: title + lab * 0.6 };
+}
+
+function drawFocus(f) {
+  const d = f.data, g = (f.layout = focusLayout(f)), s = d.scale;
+  const ctx = sizeCanvas(f.main, g.W, g.H);
+  ctx.fillStyle = "#ffffff";
+  ctx.fillRect(0, 0, g.W, g.H);
+  ctx.fillStyle = "#31333f";
+  ctx.font = fontPx(14 * s);
+  ctx.textAlign = "center";
+  ctx.textBaseline = "middle";
+  ctx.fillText(`Top key of \u201c${shown(d.focus, 30)}\u201d in every head`, g.W / 2, g.title / 2, g.W);
+  ctx.font = fontPx(11 * s);
+  for (let h = 0; h < d.heads; h++) ctx.fillText(`H${h + 1}`, g.lab + (h + 0.5) * g.cw, g.top - g.lab * 0.3);
+  for (let l = 0; l < d.layers; l++) {
+    const y = g.top + l * g.ch;
+    ctx.fillStyle = "#31333f";
+    ctx.font = fontPx(11 * s);
+    ctx.textAlign = "right";
+    ctx.fillText(`L${l + 1}`, g.lab - 6, y + g.ch / 2);
+    ctx.textAlign = "center";
+    for (let h = 0; h < d.heads; h++) {
+      const t = f.top[l * d.heads + h], c = d.colors[t];
+      ctx.fillStyle = c;
+      ctx.fillRect(g.lab + h * g.cw + 1, y + 1, g.cw - 2, g.ch - 2);
+      const [r, gg, b] = parseColor(c);
+      ctx.fillStyle = 0.299 * r + 0.587 * gg + 0.114 * b > 150 ? "#1f1f1f" : "#ffffff";
+      ctx.font = fontPx(11 * s);
+      ctx.fillText(shown(d.tokens[t], 8), g.lab + (h + 0.5) * g.cw, y + g.ch / 2, g.cw - 4);
+    }
+  }
+}
+
+function focusHit(f, x, y) {
+  const g = f.layout, d = f.data;
+  const h = Math.floor((x - g.lab) / g.cw), l = Math.floor((y - g.top) / g.ch);
+  return h >= 0 && h < d.heads && l >= 0 && l < d.layers && x >= g.lab && y >= g.top ? { l, h } : null;
+}
+
+function setupFocus(f) {
+  f.main = el("canvas", "hs-main");
+  f.tip = el("div", "hs-tip");
+  f.tip.append(el("div", "hs-tip-title"), el("div", "hs-tip-text"));
+  f.tip.hidden = true;
+  const box = el("div", "hs-box");
+  box.append(f.main, f.tip);
+  f.root.append(box);
+  const pos = (e) => { const r = f.main.getBoundingClientRect(); return [e.clientX - r.left, e.clientY - r.top]; };
+  f.main.addEventListener("mousemove", (e) => {
+    const [x, y] = pos(e), hit = focusHit(f, x, y), d = f.data;
+    f.main.style.cursor = hit ? "pointer" : "default";
+    f.host.dataset.hover = hit ? `${hit.l}:${hit.h}` : "";
+    if (!hit) { f.tip.hidden = true; return; }
+    const i = hit.l * d.heads + hit.h;
+    f.tip.firstChild.textContent = "click: open this layer and head";
+    f.tip.lastChild.textContent = `L${hit.l + 1} H${hit.h + 1} \u2192 ${d.tokens[f.top[i]]}: ${f.weight[i].toFixed(3)}`;
+    f.tip.hidden = false;
+    const right = x + 14 + f.tip.offsetWidth > f.layout.W;
+    f.tip.style.left = `${right ? x - 14 - f.tip.offsetWidth : x + 14}px`;
+    f.tip.style.top = `${y + 14}px`;
+  });
+  f.main.addEventListener("mouseleave", () => { f.tip.hidden = true; f.host.dataset.hover = ""; });
+  f.main.addEventListener("click", (e) => {
+    const hit = focusHit(f, ...pos(e));
+    if (hit) f.component.setTriggerValue("cell", [hit.l, hit.h]);
+  });
+}
+
+function renderFocus(f) {
+  f.top = decode(f.data.top);
+  f.weight = decode(f.data.weight);
+  drawFocus(f);
+  f.tip.hidden = true;
+  f.host.dataset.geometry = JSON.stringify({ top: f.layout.top, left: f.layout.lab, w: f.layout.cw, h: f.layout.ch });
+}

@@ -1,0 +1,88 @@
+// part 5 of 5: exports (PNG from the canvas, SVG of the head view) and the entry point that
+// Streamlit calls with each new data (one state per host element, kept in STATES).
+
+function exportPng(canvas, name) {
+  canvas.toBlob((blob) => download(blob, name), "image/png");
+}
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+function svgEl(tag, attrs, text) {
+  const e = document.createElementNS(SVG_NS, tag);
+  for (const [k, val] of Object.entries(attrs)) e.setAttribute(k, String(val));
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// The head view as shown (heads, layer, threshold, filters, hovered or pinned token): one
+// <path> per head and opacity step, token labels as <text> (textContent: escaped by the
+// serializer), never markup made of tokens
+function exportSvg(v) {
+  const geo = headGeometry(v), d = v.data;
+  const svg = svgEl("svg", { xmlns: SVG_NS, width: geo.W, height: geo.H, viewBox: `0 0 ${geo.W} ${geo.H}` });
+  svg.append(svgEl("rect", { width: geo.W, height: geo.H, fill: "#ffffff" }));
+  const sink = () => {
+    const parts = [];
+    return { parts, moveTo: (x, y) => parts.push(`M${x.toFixed(1)} ${y.toFixed(1)}`), lineTo: (x, y) => parts.push(`L${x.toFixed(1)} ${y.toFixed(1)}`) };
+  };
+  const got = collectHead(v, geo, sink);
+  const width = geo.G <= 64 ? 2 * d.scale : 1;
+  for (const h of v.view.heads) {
+    const g = svgEl("g", { stroke: headColor(d, h), "stroke-width": width, fill: "none" });
+    got.paths[h].forEach((p, b) => {
+      if (p.parts.length) g.append(svgEl("path", { d: p.parts.join(""), "stroke-opacity": ((b + 0.5) / STEPS).toFixed(3) }));
+    });
+    svg.append(g);
+  }
+  const text = svgEl("g", { "font-family": "sans-serif", "font-size": geo.font, "dominant-baseline": "middle" });
+  for (let t = 0; t < geo.G; t++) {
+    const fill = v.dim && d.special[t] ? "#b0b0b0" : "#31333f";
+    text.append(svgEl("text", { x: geo.xl - 6, y: geo.y(t).toFixed(1), "text-anchor": "end", fill }, v.labels[t]));
+    text.append(svgEl("text", { x: geo.xr + 6, y: geo.y(t).toFixed(1), fill }, v.labels[t]));
+  }
+  svg.append(text);
+  const xml = new XMLSerializer().serializeToString(svg);
+  download(new Blob([xml], { type: "image/svg+xml" }), `${d.filename || "attention"}_head_view.svg`);
+}
+
+function createState(host, root, kind) {
+  const st = { kind, host, root, width: () => Math.max(320, Math.floor(host.getBoundingClientRect().width || 800)) };
+  if (kind === "grid") setupGrid(st);
+  else if (kind === "focus") setupFocus(st);
+  else setupLines(st);
+  let lastW = 0;
+  new ResizeObserver(() => {
+    const w = st.width();
+    if (st.data && Math.abs(w - lastW) > 2) {
+      lastW = w;
+      if (st.kind === "grid") redrawGrid(st);
+      else if (st.kind === "focus") renderFocus(st);
+      else paint(st);
+    }
+  }).observe(host);
+  return st;
+}
+
+export default function (component) {
+  const { data, parentElement } = component;
+  const host = parentElement.host ?? parentElement;
+  let st = STATES.get(host);
+  if (!st || st.kind !== data.view) {
+    let root = parentElement.querySelector(".hs-root");
+    if (!root) { root = el("div", "hs-root"); parentElement.append(root); }
+    root.replaceChildren();
+    st = createState(host, root, data.view);
+    STATES.set(host, st);
+  }
+  const t0 = performance.now();
+  st.component = component;
+  st.data = data;
+  st.root.style.setProperty("--s", String(data.scale || 1));
+  if (st.kind === "grid") renderGrid(st);
+  else if (st.kind === "focus") renderFocus(st);
+  else renderLines(st);
+  host.dataset.view = st.kind === "lines" ? st.view.mode : st.kind;
+  host.dataset.tag = String(data.tag ?? "");
+  host.dataset.drawMs = (performance.now() - t0).toFixed(1); // decode + draw, in the page
+  host.dataset.drawn = data.tokens.join(" ");
+}

@@ -1,0 +1,142 @@
+"""What the attention component is sent: a small JSON dict whose maps travel as base64 binary
+(never nested lists: json of a 128-token layer as lists costs ~300 ms on the server). numpy in,
+plain dicts out; no Streamlit. `unpack` and `unpack_lines` are the Python mirror of the
+browser's decoder (core.js), for the tests.
+
+Three payloads, one per view family (shape letters: L layers, H heads, G shown tokens):
+    grid_payload   the heads of one layer plus extra maps (single head, mean), dense (M, G, G)
+    lines_payload  every layer's heads as lines (head view, model view): sparse entries
+    focus_payload  one query token's top key in every head of every layer, (L, H)
+"""
+
+import base64
+
+import numpy as np
+
+from ..style import COLORSCALE, HEAD_COLORS, SPECIAL_COLOR
+
+DENSE_F4_BYTES = 4_000_000  # above this a dense map set is sent as 16-bit levels, not float32
+MAX_LINES = 250_000  # line entries sent at most (6 bytes each): 1.5 MB, 2 MB as base64
+# weaker lines are not sent: drawn at 1% opacity they are invisible. At 128 tokens this halves
+# what is sent (bundled model: 297k entries >= 0.005, 137k >= 0.01)
+MIN_LINE_WEIGHT = 0.01
+U2 = 65535  # 16-bit levels: weight = level / 65535, error <= 7.7e-6
+
+
+def pack(arr, dtype: str = "f4") -> dict:
+    """An array as {"dtype", "shape", "b64"}. dtype "f4" sends float32 as is; "u2" and "u1"
+    send values in [0, 1] as 16- or 8-bit levels (the decoder divides by 65535 or 255);
+    "i2"/"u4" send integers as they are. Little-endian, C order."""
+    a = np.asarray(arr)
+    if dtype == "f4":
+        raw = a.astype("<f4", copy=False)
+    elif dtype in ("u2", "u1"):
+        top = U2 if dtype == "u2" else 255
+        raw = np.rint(np.clip(a, 0.0, 1.0) * top).astype("<" + dtype)
+    elif dtype in ("i2", "u4"):
+        raw = a.astype("<" + dtype, copy=False)
+    else:
+        raise ValueError(f"unknown dtype {dtype!r}")
+    return dict(dtype=dtype, shape=list(a.shape),
+                b64=base64.b64encode(np.ascontiguousarray(raw).tobytes()).decode("ascii"))
+
+
+def unpack(d: dict) -> np.ndarray:
+    """The inverse of pack (levels back to weights), as the browser decodes it."""
+    raw = np.frombuffer(base64.b64decode(d["b64"]), dtype="<" + d["dtype"])
+    out = raw.astype(np.float32)
+    if d["dtype"] == "u2":
+        out = out / U2
+    elif d["dtype"] == "u1":
+        out = out / 255
+    elif d["dtype"] != "f4":
+        out = raw.astype(np.int64)
+    return out.reshape(d["shape"])
+
+
+def _common(labels, special, scale, segments=None) -> dict:
+    """What every view gets: the shown tokens (raw text: the browser writes them only through
+    textContent and canvas fillText), which are special, the colours and the size factor."""
+    return dict(tokens=[str(t) for t in labels], special=[bool(s) for s in special],
+                segments=None if segments is None else [int(s) for s in segments],
+                colorscale=COLORSCALE, head_colors=list(HEAD_COLORS),
+                special_color=SPECIAL_COLOR, scale=float(scale))
+
+
+def grid_payload(maps, labels, special, titles, heads: int, selected=None, scale=1.0,
+                 legend="weight") -> dict:
+    """The Explorer's maps: maps (M, G, G) with the heads first (`heads` of them, clickable,
+    shown as a grid) and extra maps after (single head, mean), titles M strings; selected: the
+    enlarged head (outlined). float32 while small, 16-bit levels beyond DENSE_F4_BYTES."""
+    maps = np.asarray(maps, dtype=np.float32)  # (M, G, G)
+    dtype = "f4" if maps.nbytes <= DENSE_F4_BYTES else "u2"
+    return dict(view="grid", maps=pack(maps, dtype), titles=[str(t) for t in titles],
+                heads=int(heads), selected=None if selected is None else int(selected),
+                legend=str(legend), **_common(labels, special, scale))
+
+
+def line_floor(att, min_weight: float = MIN_LINE_WEIGHT, max_lines: int = MAX_LINES) -> float:
+    """The weakest weight sent: min_weight, raised so that at most max_lines entries pass."""
+    flat = np.asarray(att, dtype=np.float32).ravel()
+    strong = flat[flat >= min_weight]  # a few % of the weights: partition only these
+    if strong.size <= max_lines:
+        return float(min_weight)
+    # the max_lines-th largest weight, nudged up past ties so the count stays within the cap
+    kth = float(np.partition(strong, strong.size - max_lines)[strong.size - max_lines])
+    return float(np.nextafter(np.float32(kth), np.float32(2)))
+
+
+def lines_payload(att, labels, special, segments=None, view=None, scale=1.0,
+                  min_weight: float = MIN_LINE_WEIGHT, max_lines: int = MAX_LINES) -> dict:
+    """Every head of every layer as line entries for the head view and the model view.
+
+    att (L, H, G, G). Entries with weight >= floor (line_floor) are sent per (layer, head), the
+    strongest first: query index q and key index k as uint16, weight as 16-bit levels, and
+    `offsets` (L*H + 1) where each head's entries start. The browser draws from these; it never
+    gets the dense maps. view: the page's view state ({mode, layer, heads, focus, seq})."""
+    att = np.asarray(att, dtype=np.float32)  # (L, H, G, G)
+    L, H, G, _ = att.shape
+    if G >= 65536:
+        raise ValueError("lines_payload takes at most 65535 tokens")
+    floor = line_floor(att, min_weight, max_lines)
+    flat = att.reshape(-1)  # (L*H*G*G,)
+    idx = np.flatnonzero(flat >= floor)  # ascending: grouped by head already
+    w = flat[idx]
+    head = idx // (G * G)
+    # by head, the strongest first within a head: head + (1 - w) sorts both at once (w > 0)
+    order = np.argsort(head + (1.0 - w.astype(np.float64)), kind="stable")
+    head, cell, w = head[order], idx[order] % (G * G), w[order]
+    counts = np.bincount(head, minlength=L * H)
+    offsets = np.concatenate([[0], np.cumsum(counts)])  # (L*H + 1,)
+    q, k = np.divmod(cell, G)
+    return dict(view="lines", layers=L, heads=H, floor=floor, n_lines=int(w.size),
+                q=pack(q, "i2" if G < 32768 else "u4"), k=pack(k, "i2" if G < 32768 else "u4"),
+                w=pack(w, "u2"), offsets=pack(offsets, "u4"),
+                state=dict(view or {}), **_common(labels, special, scale, segments))
+
+
+def unpack_lines(p: dict) -> dict:
+    """{(layer, head): (q, k, w)} from a lines payload: the browser's reading of it."""
+    q, k, w, off = (unpack(p[x]) for x in ("q", "k", "w", "offsets"))
+    out = {}
+    for i in range(p["layers"] * p["heads"]):
+        s = slice(off[i], off[i + 1])
+        out[divmod(i, p["heads"])] = (q[s], k[s], w[s])
+    return out
+
+
+def focus_payload(top, weight, labels, colors, focus_label: str, scale=1.0) -> dict:
+    """Where one query token attends in every head: top (L, H) key index, weight (L, H) the
+    weight on it; colors: one CSS colour per token (the focus bars' colours)."""
+    top = np.asarray(top)
+    L, H = top.shape
+    return dict(view="focus", layers=int(L), heads=int(H), top=pack(top, "i2"),
+                weight=pack(weight, "f4"), colors=[str(c) for c in colors],
+                focus=str(focus_label), **_common(labels, [False] * len(labels), scale))
+
+
+def payload_bytes(p: dict) -> int:
+    """The payload's size as JSON text (what travels to the browser, give or take)."""
+    import json
+
+    return len(json.dumps(p))
