@@ -85,7 +85,8 @@ labels = p["tokens"]
 if "focus" in pending:
     found = link.resolve_focus(pending.pop("focus"), labels)
     if found is None:
-        st.warning("The link's focus token is not in this sentence; it was ignored.", icon=style.ICON_LINK)
+        st.warning("The link's focus token is not in this sentence; it was ignored.",
+                   icon=style.ICON_LINK)
     else:
         view["focus"] = dict(side="q", i=found)
 focus = view.get("focus")
