@@ -11,6 +11,7 @@ import torch.nn.functional as F
 
 from .attention import MultiHeadSelfAttention, additive_mask
 from .config import BertConfig
+from .mlm import MaskedLMHead
 
 ACT_FNS = {
     "gelu": F.gelu,  # exact erf GELU, as in the original BERT
@@ -65,11 +66,22 @@ class EncoderOutput:
 
 
 class BertModel(nn.Module):
-    def __init__(self, cfg: BertConfig, mode="wide"):
+    """The encoder; with mlm_head=True also the masked-LM head (mlm_logits)."""
+
+    def __init__(self, cfg: BertConfig, mode="wide", mlm_head=False):
         super().__init__()
         self.config = cfg
         self.embeddings = Embeddings(cfg)
         self.layers = nn.ModuleList(EncoderLayer(cfg, mode) for _ in range(cfg.num_hidden_layers))
+        self.mlm = MaskedLMHead(cfg) if mlm_head else None
+
+    def mlm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The masked-LM head on last-layer hidden states: (..., D) -> (..., V). The decoder is
+        tied to the word embeddings."""
+        if self.mlm is None:
+            raise ValueError("this checkpoint has no masked-LM head (no cls.predictions.* "
+                             "weights), so it cannot predict masked words")
+        return self.mlm(hidden, self.embeddings.word.weight)
 
     def forward(self, input_ids, attention_mask=None, head_mask=None, *, token_type_ids=None,
                 output_attentions=True):
