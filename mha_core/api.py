@@ -124,13 +124,17 @@ class Bert:
             encoded=enc,
         )
 
-    @torch.inference_mode()
-    def mask_probabilities(self, enc: Encoded, head_mask=None) -> torch.Tensor:
-        """The masked-LM head's probabilities at every [MASK] of enc, in order: (M, V)."""
+    def require_mlm_head(self):
+        """Raise ValueError, saying what is needed, when there is no masked-LM head."""
         if not self.has_mlm_head:
             raise ValueError(f"{self.name} has no masked-LM head (no cls.predictions.* weights): "
                              "masked-word predictions need a checkpoint with one, such as "
                              "bert-base-uncased")
+
+    @torch.inference_mode()
+    def mask_probabilities(self, enc: Encoded, head_mask=None) -> torch.Tensor:
+        """The masked-LM head's probabilities at every [MASK] of enc, in order: (M, V)."""
+        self.require_mlm_head()
         out = self.model(enc.input_ids[None], token_type_ids=enc.token_type_ids[None],
                          head_mask=self.check_head_mask(head_mask), output_attentions=False)
         hidden = out.last_hidden_state[0, list(enc.masks)]  # (M, D)

@@ -21,9 +21,10 @@ def toy_walkthrough(words: tuple, seed: int):
 
 
 @st.cache_data(**models.bounded(), show_spinner=False)
-def real_model_steps(name: str, text: str, layer: int, head: int, query: int):
+def real_model_steps(name: str, text: str, pair: str | None, layer: int, head: int,
+                     query: int):
     bert = models.bert_or_raise(name)
-    res = models.attend(name, text)
+    res = models.attend(name, text, pair)
     x = res.hidden_states[layer]  # (T, D): the input of this layer
     return real_steps(bert.model.layers[layer].attn, x, head, query)
 
@@ -99,14 +100,15 @@ with walk_tab:
 
 # --- the same steps on the real model ----------------------------------------------------------
 with real_tab:
-    name, sentence = sidebar.current_model(), sidebar.current_text()
+    name, sentence, pair = (sidebar.current_model(), sidebar.current_text(),
+                            sidebar.current_pair())
     bert, err = models.get_bert(name)
     if err:
         st.error(err, icon="🚫")
-    elif guards.check_text(name, sentence, cut=sidebar.text_was_cut(),
+    elif guards.check_text(name, sentence, cut=sidebar.text_was_cut(), pair=pair,
                            prompt="Type a sentence in the sidebar to see it go through the "
                                   "model.") is not None:
-        res = models.attend(name, sentence)
+        res = models.attend(name, sentence, pair)
         cfg = bert.config
         L, H, D = cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size
         c1, c2, c3 = st.columns(3)
@@ -117,7 +119,7 @@ with real_tab:
         T = len(res.tokens)
         query = c3.selectbox("Query token", range(T), index=min(1, T - 1),
                              format_func=lambda i: f"{i}: {res.tokens[i]}", key="im_real_query")
-        steps = real_model_steps(name, sentence, int(layer), int(head), int(query))
+        steps = real_model_steps(name, sentence, pair, int(layer), int(head), int(query))
         st.markdown(f"**{bert.name}**, layer {layer + 1}: d_model = {D}, h = {H}, "
                     f"d_k = {D // H}, T = {T} tokens, batch B = 1.")
         st.dataframe(pd.DataFrame(

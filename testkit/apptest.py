@@ -191,6 +191,9 @@ def sandboxed():
             f"a page read a file outside the project: {where}"
 
 
+TEXT_AREAS = ("text", "pair", "ah_corpus_lines", "cs_lines")  # the rest are text inputs
+
+
 class Sessions:
     """One app session per page, kept across hypothesis examples (a new one costs ~1 s)."""
 
@@ -205,8 +208,7 @@ class Sessions:
     def run(self, page, **values):
         at = self(page)
         for key, value in values.items():
-            widget = at.text_area(key=key) if key in ("text", "ah_corpus_lines") \
-                else at.text_input(key=key)
+            widget = at.text_area(key=key) if key in TEXT_AREAS else at.text_input(key=key)
             widget.set_value(value)
         with sandboxed():
             at.run()

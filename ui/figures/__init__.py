@@ -6,9 +6,22 @@ family; every builder passes user text through labels.label (the one escaper).
 """
 
 from .base import HOVER, for_projector
-from .charts import cost_figure, curves_figure, pruning_curve_figure, token_change_figure
+from .charts import (
+    cost_figure,
+    curves_figure,
+    prediction_bars,
+    pruning_curve_figure,
+    token_change_figure,
+)
 from .focus import focus_bars, focus_grid, token_colors
-from .head_grids import diff_grid_figure, importance_figure, map_change_figure, metric_grid_figure
+from .head_grids import (
+    diff_grid_figure,
+    importance_figure,
+    map_change_figure,
+    mask_change_figure,
+    mask_importance_figure,
+    metric_grid_figure,
+)
 from .maps import head_grid, heatmap
 from .matrices import (
     lab_maps_figure,
@@ -22,7 +35,8 @@ from .tiles import atlas_figure, rollout_figure, side_by_side_figure
 BUILDERS = (  # every builder, for the tests that check them all
     heatmap, head_grid, focus_grid, focus_bars, atlas_figure, rollout_figure,
     side_by_side_figure, metric_grid_figure, importance_figure, map_change_figure,
-    diff_grid_figure, pruning_curve_figure, token_change_figure, curves_figure, cost_figure,
+    diff_grid_figure, mask_change_figure, mask_importance_figure, pruning_curve_figure,
+    token_change_figure, curves_figure, cost_figure, prediction_bars,
     matrix_figure, slices_figure, similarity_figure, lab_maps_figure, neuron_figure,
 )
 
