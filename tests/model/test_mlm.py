@@ -166,7 +166,10 @@ def test_old_style_keys_load_stored_decoder_gamma_beta_and_nsp_head(mlm_dir, mlm
         return sd
 
     old_bert = mha_core.load_bert(str(rewrite(mlm_dir, tmp_path / "old", old)))
-    assert old_bert.fill_mask(*TEXTS[0][:1]) == mlm.fill_mask(TEXTS[0][0])
+    assert old_bert.has_mlm_head
+    enc = mlm.encode(TEXTS[0][0])  # within float rounding: thread counts reorder sums
+    torch.testing.assert_close(our_logits(old_bert, enc), our_logits(mlm, enc), atol=1e-5,
+                               rtol=0)
 
 
 def test_an_untied_decoder_is_refused_by_name(mlm_dir, tmp_path):
