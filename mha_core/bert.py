@@ -84,11 +84,13 @@ class BertModel(nn.Module):
         return self.mlm(hidden, self.embeddings.word.weight)
 
     def forward(self, input_ids, attention_mask=None, head_mask=None, *, token_type_ids=None,
-                output_attentions=True):
+                output_attentions=True, n_layers=None):
         """input_ids (B, T); attention_mask (B, T) of 1/0; head_mask (L, H) or (B, L, H) of 0/1,
         applied to this call only; token_type_ids (B, T), 0 for segment A and 1 for B.
         output_attentions=False keeps no layer's maps (attentions is then ()): a batch of many
-        ablations at T tokens would otherwise hold B * L * H * T * T floats at once."""
+        ablations at T tokens would otherwise hold B * L * H * T * T floats at once.
+        n_layers: run only the first n_layers layers (hidden_states then has n_layers + 1
+        entries): what a lower layer computes does not depend on the layers above it."""
         cfg = self.config
         if input_ids.size(1) > cfg.max_position_embeddings:
             raise ValueError(f"{input_ids.size(1)} tokens is more than this model's "
@@ -101,7 +103,7 @@ class BertModel(nn.Module):
         x = self.embeddings(input_ids, token_type_ids)  # (B, T, D)
         mask = additive_mask(attention_mask, x.dtype)  # (B, 1, 1, T) or None
         hidden, attns = [x], []
-        for i, layer in enumerate(self.layers):
+        for i, layer in enumerate(self.layers[:n_layers]):
             hm = None if head_mask is None else head_mask[..., i, :]  # (H,) or (B, H)
             x, probs = layer(x, mask, hm)  # (B, T, D), (B, H, T, T)
             hidden.append(x)

@@ -87,11 +87,14 @@ def build_index(bert, sentences, layer: int, max_length: int = 128,
             n = len(e.tokens)
             ids[b, :n], types[b, :n], mask[b, :n] = e.input_ids, e.token_type_ids, 1
             keep[b, :n] = ~torch.tensor(e.special)
+        if not keep.any():  # only lines the tokenizer found nothing in ([CLS] [SEP])
+            continue
         with torch.inference_mode():
-            out = bert.model(ids, attention_mask=mask, token_type_ids=types)
+            # the layers above `layer` do not change its hidden state: they are not run
+            out = bert.model(ids, attention_mask=mask, token_type_ids=types, n_layers=layer + 1)
         hidden = out.hidden_states[layer + 1][keep]  # (n, D)
         att = out.attentions[layer].transpose(1, 2)[keep]  # (B, T, H, T) -> (n, H, T)
-        top = att.topk(min(TOP_TARGETS, T), dim=-1)  # (n, H, K): padded keys weigh 0
+        top = att.topk(TOP_TARGETS, dim=-1)  # (n, H, K): T >= 3 here; padded keys weigh 0
         b_idx, t_idx = keep.nonzero(as_tuple=True)  # (n,) each
         line = torch.tensor(batch)[b_idx]  # (n,)
         rows["vectors"].append(torch.nn.functional.normalize(hidden, dim=-1).numpy())
@@ -100,7 +103,8 @@ def build_index(bert, sentences, layer: int, max_length: int = 128,
         rows["keys"].append(top.indices.numpy().astype(np.int16))
         rows["weights"].append(top.values.numpy().astype(np.float32))
         spans = {i: _line_spans(encs[i], sentences[i], sep) for i in batch}
-        rows["spans"].append(np.array([spans[int(i)][int(t)] for i, t in zip(line, t_idx)],
+        rows["spans"].append(np.array([spans[i][t] for i, t in zip(line.tolist(),
+                                                                   t_idx.tolist())],
                                       dtype=np.int64).reshape(-1, 2))
     D, H = bert.config.hidden_size, bert.config.num_attention_heads
     empty = dict(vectors=np.zeros((0, D), np.float32), sentence=np.zeros(0, np.int64),
