@@ -14,7 +14,7 @@ from mha_core.corpus_search import build_index, matches, search
 from ui import guards, link, models, sidebar
 from ui.labels import visible
 from ui.page import Page
-from ui.presets import PAIR_PRESETS, PRESETS
+from ui.presets import EXAMPLE_LINES
 
 PAGE = Page("cs", keep=("cs_source", "cs_lines"), link=("layer", "head"))
 pending = PAGE.start()
@@ -22,7 +22,6 @@ pending = PAGE.start()
 MAX_LINES = 2_000
 CORPUS_TOKENS = 128  # each line is cut to this many tokens, as in All heads' corpus mode
 CONTEXT = 60  # characters of the line shown on each side of a match
-EXAMPLES = [*PRESETS.values(), *(f"{a} [SEP] {b}" for a, b in PAIR_PRESETS.values())]
 
 
 @st.cache_resource(max_entries=4, ttl=models.CACHE_TTL, show_spinner=False)
@@ -33,8 +32,8 @@ def corpus_index(name: str, sentences: tuple, layer: int):
 
 
 def cell(s: str) -> str:
-    """User text in a table cell (markdown): visible, escaped, on one line."""
-    return guards.md_text(visible(s))
+    """User text in a table cell (markdown): visible, escaped, on one line; "" stays empty."""
+    return guards.md_text(visible(s)) if s else ""
 
 
 def cut_left(s: str) -> str:
@@ -57,6 +56,19 @@ st.caption("exBERT's question: where else in a corpus is this token used the sam
 name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
 bert = guards.model_or_stop(name)
 L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
+source = st.radio("Corpus", ["The examples", "My own lines"], horizontal=True, key="cs_source")
+if source == "The examples":
+    lines = EXAMPLE_LINES
+    st.caption(f"The sidebar's {len(EXAMPLE_LINES)} examples (a pair is one line with [SEP]). "
+               f"Paste your own lines for a real corpus: up to {MAX_LINES:,}.")
+else:
+    pasted = st.text_area(f"One sentence per line (up to {MAX_LINES:,}; a [SEP] in a line "
+                          "makes it a pair)", key="cs_lines", height=150)
+    lines = [line.strip()[:guards.MAX_CHARS] for line in pasted.splitlines() if line.strip()]
+    if len(lines) > MAX_LINES:
+        st.warning(f"{len(lines):,} lines pasted; the first {MAX_LINES:,} are used.")
+        lines = lines[:MAX_LINES]
+
 facts = guards.check_text(name, text, cut=sidebar.text_was_cut(), pair=pair,
                           prompt="Type a sentence in the sidebar, then pick one of its tokens.")
 if facts is None:
@@ -89,22 +101,9 @@ head = c3.selectbox("Head", list(range(1, H + 1)), key="cs_head",
                     format_func=lambda h: f"head {h}") - 1
 k = c4.select_slider("Matches", [5, 10, 20, 50], value=10, key="cs_k")
 
-source = st.radio("Corpus", ["The examples", "My own lines"], horizontal=True, key="cs_source")
-if source == "The examples":
-    lines = EXAMPLES
-    st.caption(f"The sidebar's {len(EXAMPLES)} examples (a pair is one line with [SEP]). "
-               f"Paste your own lines for a real corpus: up to {MAX_LINES:,}.")
-else:
-    pasted = st.text_area(f"One sentence per line (up to {MAX_LINES:,}; a [SEP] in a line "
-                          "makes it a pair)", key="cs_lines", height=150)
-    lines = [line.strip()[:guards.MAX_CHARS] for line in pasted.splitlines() if line.strip()]
-    if len(lines) > MAX_LINES:
-        st.warning(f"{len(lines):,} lines pasted; the first {MAX_LINES:,} are used.")
-        lines = lines[:MAX_LINES]
 if not lines:
     st.info("Paste at least one sentence, one per line.", icon="✍️")
     st.stop()
-
 with st.spinner(f"Indexing {len(lines):,} sentence(s) at layer {layer + 1}…"):
     index = guards.computed_or_none(corpus_index, name, tuple(lines), layer)
 if index is None:

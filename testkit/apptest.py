@@ -196,14 +196,15 @@ TEXT_AREAS = ("text", "pair", "ah_corpus_lines", "cs_lines")  # the rest are tex
 
 
 class Sessions:
-    """One app session per page, kept across hypothesis examples (a new one costs ~1 s)."""
+    """One app session per page, kept across hypothesis examples (a new one costs ~1 s); each
+    opened from a link with `query` (e.g. model=...)."""
 
-    def __init__(self):
-        self.open = {}
+    def __init__(self, **query):
+        self.open, self.query = {}, query
 
     def __call__(self, page):
         if page not in self.open:
-            self.open[page] = open_app(page)
+            self.open[page] = open_app(page, **self.query)
         return self.open[page]
 
     def run(self, page, **values):

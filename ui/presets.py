@@ -17,6 +17,8 @@ PAIR_PRESETS = {
     "Pair: the bank, twice": ("I went to the bank to deposit money.",
                               "We sat on the bank of the river."),
 }
+# Every example as one line (a pair joined by [SEP]): Corpus search's example corpus
+EXAMPLE_LINES = [*PRESETS.values(), *(f"{a} [SEP] {b}" for a, b in PAIR_PRESETS.values())]
 # The word worth following in each preset (the Explorer's default focus token)
 PRESET_FOCUS = {
     "I saw the man with a telescope.": "with",

@@ -1,10 +1,13 @@
 """Property-based hostile input on every page, through the whole app (app.py's frame, AppTest):
 hypothesis feeds arbitrary unicode (and pieces known to break things) into every text box of
-every page: the sidebar's sentence, the toy words, the corpus lines, the two readings. No
+every page: the sidebar's sentence and second sentence, the toy words, the corpus lines (All
+heads and Corpus search), the two readings; and, on a tiny masked-LM checkpoint the test
+builds, [MASK]s and [SEP]s anywhere in a pair on the Explorer and the Head lab. No
 example may leave an exception element, render HTML from user text, start a process, write a
 file or read one outside the project and Python (sandboxed()).
 
-HEADSCOPE_FUZZ_EXAMPLES scales the number of examples (default: 360 over the six pages).
+HEADSCOPE_FUZZ_EXAMPLES scales the number of examples (default: 360 over the pages; the
+counts below add up to more since pairs, corpus search and masks came in).
 Under CI=true the examples are derandomised, so a run is repeatable.
 """
 
@@ -15,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from testkit.apptest import Sessions, messages
+from testkit.models import save_tiny_mlm_bert
 from tests.conftest import CI
 
 SCALE = float(os.environ.get("HEADSCOPE_FUZZ_EXAMPLES", "360")) / 360
@@ -45,13 +49,41 @@ def sessions(bundled):
     corpus.radio(key="ah_corpus_source").set_value("My own lines").run()
     corpus.text_area(key="ah_corpus_lines").set_value("one line").run()
     corpus.toggle(key="ah_corpus_on").set_value(True).run()
+    s("corpus_search").radio(key="cs_source").set_value("My own lines").run()
     return s
 
 
+MASKY = st.lists(st.one_of(st.sampled_from(["[MASK]", "[SEP]", "[MASK] " * 10, "the", "cat",
+                                            " ", "word " * 40]), st.text(max_size=4)),
+                 max_size=12).map("".join)
+
+
+@pytest.fixture(scope="module")
+def mlm_sessions(tmp_path_factory):
+    """Sessions on a tiny masked-LM checkpoint the test builds (its limit is 64 tokens, so a
+    [MASK] past the cut is easy to reach)."""
+    path = save_tiny_mlm_bert(tmp_path_factory.mktemp("fuzz-mlm") / "tiny-mlm")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HEADSCOPE_MODELS", f"fuzz-mlm={path}")
+        yield Sessions(model="fuzz-mlm")
+
+
 @fuzz(100)
-@given(text=TEXT)
-def test_fuzz_explorer(sessions, text):
-    sessions.run("explorer", text=text)
+@given(text=TEXT, pair=st.one_of(st.just(""), TEXT))
+def test_fuzz_explorer(sessions, text, pair):
+    sessions.run("explorer", text=text, pair=pair)
+
+
+@fuzz(60)
+@given(text=st.one_of(MASKY, TEXT), pair=st.one_of(st.just(""), MASKY))
+def test_fuzz_masks_on_a_masked_lm_checkpoint(mlm_sessions, text, pair):
+    at = mlm_sessions.run("explorer", text=text, pair=pair)
+    boxes = [s for s in at.selectbox if s.label == "Word to mask"]
+    if boxes and len(boxes[0].options) > 1:  # mask the last word the box offers
+        last = boxes[0].options[-1]  # "B · 7: cat" or "7: cat": the position comes first
+        boxes[0].set_value(int(last.split(":")[0].split(" · ")[-1]))
+        mlm_sessions.run("explorer")
+    mlm_sessions.run("head_lab", text=text, pair=pair)
 
 
 @fuzz(60)
@@ -79,9 +111,15 @@ def test_fuzz_all_heads_and_corpus_mode(sessions, text, lines):
 
 
 @fuzz(30)
-@given(text=TEXT)
-def test_fuzz_head_lab(sessions, text):
-    sessions.run("head_lab", text=text)
+@given(text=TEXT, pair=st.one_of(st.just(""), TEXT))
+def test_fuzz_head_lab(sessions, text, pair):
+    sessions.run("head_lab", text=text, pair=pair)
+
+
+@fuzz(40)
+@given(text=TEXT, lines=TEXT)
+def test_fuzz_corpus_search(sessions, text, lines):
+    sessions.run("corpus_search", text=text, cs_lines=lines)
 
 
 @fuzz(80)
