@@ -1,0 +1,161 @@
+"""Issue 15's features in Debian's chromium, on a tiny random masked-LM BERT the test builds and
+the server offers through HEADSCOPE_MODELS: the second sentence box redraws the maps, typed and
+chosen masks show transformers' predictions and the per-head change, the Head lab ranks heads by
+the masked word's probability, and Corpus search lists its matches. Every wait is for a
+condition on the page, never a sleep."""
+
+import re
+from urllib.parse import urlencode
+
+import pytest
+import torch
+
+import mha_core
+from testkit.browser import no_exception, wait_for_grid
+from testkit.models import hf_mlm_reference, save_tiny_mlm_bert
+from testkit.server import start_app, stop_app
+from tests.browser.conftest import require_chromium
+
+NAME = "tiny-mlm"
+A, B = "the cat sat on the mat .", "i saw the man ."
+
+
+@pytest.fixture(scope="module")
+def mlm_dir(tmp_path_factory):
+    return save_tiny_mlm_bert(tmp_path_factory.mktemp("browser-mlm") / "tiny-mlm", seed=7)
+
+
+@pytest.fixture(scope="module")
+def mlm(mlm_dir):
+    return mha_core.load_bert(str(mlm_dir))
+
+
+@pytest.fixture(scope="module")
+def mlm_url(mlm_dir, tmp_path_factory):
+    require_chromium()
+    log = tmp_path_factory.mktemp("server-mlm") / "streamlit.log"
+    proc, url = start_app(log, env_extra={"HEADSCOPE_MODELS": f"{NAME}={mlm_dir}"})
+    yield url
+    stop_app(proc)
+
+
+def link(url, **query):
+    return f"{url}/?{urlencode(query)}"
+
+
+def top_tokens(mlm, mlm_dir, text, pair, pos, k=5):
+    """transformers' own top-k at token `pos` (which must hold [MASK])."""
+    enc = mlm.encode(text, pair)
+    with torch.no_grad():
+        logits = hf_mlm_reference(mlm_dir)(input_ids=enc.input_ids[None],
+                                           token_type_ids=enc.token_type_ids[None]).logits[0]
+    return mlm.tokenizer.convert_ids_to_tokens(logits[pos].softmax(-1).topk(k).indices)
+
+
+def wait_for_bars(page, key, tokens):
+    """Until the bar chart `key` draws exactly these tokens (top to bottom)."""
+    page.wait_for_function(
+        """([key, tokens]) => {
+             const gd = document.querySelector(`.st-key-${key} .js-plotly-plot`);
+             if (!gd || !gd.data || !gd.data.length) return false;
+             const ys = Array.from(gd.data[0].y).map(y => String(y).replaceAll('\\u200b', ''));
+             const drawn = gd.querySelectorAll('.ytick text').length;
+             return ys.join('|') === tokens.join('|') && drawn === tokens.length;
+           }""", arg=[key, list(tokens)], timeout=60_000)
+
+
+def choose(page, label, option):
+    """Pick `option` (its shown text) in the select box labelled `label`. A click while the page
+    is still being laid out can miss the box: then the list does not open and we click again."""
+    from playwright.sync_api import TimeoutError
+
+    box = page.get_by_role("combobox", name=label, exact=True)
+    item = page.get_by_role("option", name=option, exact=True)
+    for _ in range(3):
+        box.scroll_into_view_if_needed()
+        box.click()
+        try:
+            item.wait_for(timeout=10_000)
+            break
+        except TimeoutError:
+            page.keyboard.press("Escape")
+    item.click()
+
+
+def wait_for_cell_labels(page, key, n):
+    """Until the layers x heads grid `key` writes its n cell labels."""
+    page.wait_for_function(
+        """([key, n]) => [...document.querySelectorAll(`.st-key-${key} .heatmap-label text`)]
+                           .filter(t => t.textContent.trim()).length === n""",
+        arg=[key, n], timeout=60_000)
+
+
+def test_the_second_box_redraws_every_head_for_the_pair(mlm_url, page, mlm):
+    page.goto(link(mlm_url, model=NAME, text=A))
+    heads = mlm.config.num_attention_heads
+    wait_for_grid(page, mlm.encode(A).tokens, heads)
+    second = page.locator('[data-testid="stSidebar"] textarea').nth(1)
+    second.click()
+    second.press_sequentially(B)
+    second.press("Control+Enter")
+    wait_for_grid(page, mlm.encode(A, B).tokens, heads)
+    page.wait_for_function(f"() => new URLSearchParams(location.search).get('pair') === {B!r}",
+                           timeout=30_000)
+    assert no_exception(page)
+
+
+def test_typed_masks_show_transformers_predictions(mlm_url, page, mlm, mlm_dir):
+    text = "the cat sat on the [MASK] ."
+    page.goto(link(mlm_url, model=NAME, text=text, pair=B))
+    pos = mlm.encode(text, B).masks[0]
+    wait_for_bars(page, "ex_mask_typed_0", top_tokens(mlm, mlm_dir, text, B, pos))
+    assert no_exception(page)
+
+
+def test_masking_a_chosen_word_shows_predictions_and_the_head_change(mlm_url, page, mlm,
+                                                                     mlm_dir):
+    page.goto(link(mlm_url, model=NAME, text=A, pair=B))
+    enc = mlm.encode(A, B)
+    pos = enc.tokens.index("mat")
+    wait_for_grid(page, enc.tokens, mlm.config.num_attention_heads)
+    choose(page, "Word to mask", f"A · {pos}: mat")
+    masked = "the cat sat on the [MASK] ."
+    wait_for_bars(page, "ex_mask_predictions", top_tokens(mlm, mlm_dir, masked, B, pos))
+    L, H = mlm.config.num_hidden_layers, mlm.config.num_attention_heads
+    wait_for_cell_labels(page, "ex_mask_change", L * H)
+    titles = page.locator(".st-key-ex_mask_maps .annotation-text")
+    titles.first.wait_for(timeout=60_000)
+    assert [t.endswith(("original", "masked")) for t in titles.all_text_contents()] == [True] * 2
+    assert no_exception(page)
+
+
+def test_head_lab_ranks_heads_by_the_masked_word(mlm_url, page, mlm):
+    page.goto(link(mlm_url, model=NAME, text="the cat [MASK] on the mat ."))
+    page.locator(".st-key-ex_grid .main-svg").first.wait_for(timeout=60_000)
+    page.get_by_role("link", name=re.compile(r"^\W*Head lab$")).click()
+    title = page.locator(".st-key-hl_mask_importance .gtitle")
+    title.wait_for(timeout=60_000)
+    assert "Drop in P(" in title.text_content()
+    L, H = mlm.config.num_hidden_layers, mlm.config.num_attention_heads
+    wait_for_cell_labels(page, "hl_mask_importance", L * H)
+    assert no_exception(page)
+
+
+def test_corpus_search_lists_matches(mlm_url, page):
+    page.goto(mlm_url)  # the bundled model and its default sentence
+    page.get_by_role("link", name=re.compile(r"^\W*Corpus search$")).click()
+    rows = page.locator(".st-key-cs_results tbody tr")
+    rows.first.wait_for(timeout=60_000)
+    assert rows.count() == 10
+    # the default sentence is one of the examples: its own first token comes first
+    first = [c.strip() for c in rows.first.locator("td").all_text_contents()]
+    assert first[:3] == ["1.000", "", "I"]
+    choose(page, "Token", "5: with")
+    page.wait_for_function(
+        """() => {
+             const cells = document.querySelectorAll('.st-key-cs_results tbody tr:first-child td');
+             return cells.length > 3 && cells[2].textContent.trim() === 'with';
+           }""", timeout=60_000)
+    header = page.locator(".st-key-cs_results thead th").all_text_contents()
+    assert any(h.startswith("attends to (L2 H1)") for h in header)
+    assert no_exception(page)
