@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from mha_core.corpus_search import build_index, matches, search
-from ui import guards, link, models, sidebar
+from ui import guards, link, models, presets, sidebar
 from ui.labels import visible
 from ui.page import Page
 from ui.presets import EXAMPLE_LINES
@@ -90,7 +90,9 @@ ss.cs_layer, ss.cs_head = min(ss.cs_layer, L), min(ss.cs_head, H)  # after a mod
 choices = [t for t, s in enumerate(res.special) if not s]
 crc = zlib.crc32("\x1f".join(res.tokens).encode("utf-8", "surrogatepass"))
 c1, c2, c3, c4 = st.columns([3, 3, 2, 2], vertical_alignment="bottom")
+start = presets.default_focus(text, res.tokens, res.special)  # a preset's word worth following
 token = c1.selectbox("Token", choices, key=f"cs_token_{crc:08x}",
+                     index=choices.index(start) if start in choices else 0,
                      format_func=lambda t: f"{t}: {visible(res.tokens[t])}")
 if L > 1:
     layer = c2.select_slider("Layer", list(range(1, L + 1)), key="cs_layer") - 1

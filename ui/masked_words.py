@@ -5,6 +5,7 @@ The computations are ui.models.fill_mask, masked_word and change_maps (cached); 
 section() once. Widget keys start with the page's prefix.
 """
 
+import functools
 import zlib
 
 import numpy as np
@@ -58,7 +59,7 @@ def typed_masks(name: str, text: str, pair: str | None, facts: dict, res, key: s
     if filled is None:
         return
     items = list(zip(filled["positions"], filled["predictions"]))[:MAX_MASKS]
-    for col, (i, (t, preds)) in zip(st.columns(min(len(items), 3)) * 2, enumerate(items)):
+    for col, (i, (t, preds)) in zip(st.columns(3) * 2, enumerate(items)):
         plot(col, figures.prediction_bars(preds, f"[MASK] {i + 1}: {token_name(res, t)}"),
              key=f"{key}_typed_{i}", config={"displayModeBar": False})
 
@@ -72,6 +73,13 @@ def mask_choice(res, key: str, label: str = "Word to mask"):
                         format_func=lambda t: "(none)" if t is None else token_name(res, t),
                         help="The word's token becomes [MASK] (a word of several pieces: one "
                              "piece at a time); everything else stays as it is.")
+
+
+def _clicked(grid_key: str, head_key: str):
+    """A click on the change grid selects that head (the select box below follows)."""
+    points = st.session_state[grid_key].selection.points
+    if points and "x" in points[0] and "y" in points[0]:  # x = head, y = layer (0-based)
+        st.session_state[head_key] = str(HeadId(int(points[0]["y"]), int(points[0]["x"])))
 
 
 def section(name: str, text: str, pair: str | None, facts: dict, key: str):
@@ -109,7 +117,9 @@ def section(name: str, text: str, pair: str | None, facts: dict, key: str):
             st.session_state[chosen] = names[int(np.argmax(m["change"]))]
         shown = HeadId.parse(st.session_state[chosen])
         plot(st, figures.mask_change_figure(m["change"], selected=(shown.layer, shown.head)),
-             key=f"{key}_change", config={"displayModeBar": False})
+             key=f"{key}_change", config={"displayModeBar": False},
+             on_select=functools.partial(_clicked, f"{key}_change", chosen),
+             selection_mode="points")
     st.selectbox("Compare one head before and after masking", names, key=chosen)
     layer, head = shown.layer, shown.head
     original = res.attentions[layer, head].numpy()  # (T, T)

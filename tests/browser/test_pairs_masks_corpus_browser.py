@@ -126,6 +126,15 @@ def test_masking_a_chosen_word_shows_predictions_and_the_head_change(mlm_url, pa
     titles = page.locator(".st-key-ex_mask_maps .annotation-text")
     titles.first.wait_for(timeout=60_000)
     assert [t.endswith(("original", "masked")) for t in titles.all_text_contents()] == [True] * 2
+    # a click on a cell of the grid compares that head: the cell of H3 in L1
+    grid = page.locator(".st-key-ex_mask_change")
+    x = grid.locator(".xtick text", has_text=re.compile("^H3$")).bounding_box()
+    y = grid.locator(".ytick text", has_text=re.compile("^L1$")).bounding_box()
+    page.mouse.click(x["x"] + x["width"] / 2, y["y"] + y["height"] / 2)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('.st-key-ex_mask_maps .annotation-text')]"
+        ".map(e => e.textContent).join('|') === 'L1 H3, original|L1 H3, masked'",
+        timeout=30_000)
     assert no_exception(page)
 
 
@@ -147,14 +156,16 @@ def test_corpus_search_lists_matches(mlm_url, page):
     rows = page.locator(".st-key-cs_results tbody tr")
     rows.first.wait_for(timeout=60_000)
     assert rows.count() == 10
-    # the default sentence is one of the examples: its own first token comes first
+    # the default sentence is one of the examples, and its word worth following is "with":
+    # that token itself comes first
     first = [c.strip() for c in rows.first.locator("td").all_text_contents()]
-    assert first[:3] == ["1.000", "", "I"]
-    choose(page, "Token", "5: with")
+    assert first[:3] == ["1.000", "I saw the man", "with"]
+    choose(page, "Token", "1: i")
     page.wait_for_function(
         """() => {
              const cells = document.querySelectorAll('.st-key-cs_results tbody tr:first-child td');
-             return cells.length > 3 && cells[2].textContent.trim() === 'with';
+             return cells.length > 3 && cells[1].textContent.trim() === ''
+                    && cells[2].textContent.trim() === 'I';
            }""", timeout=60_000)
     header = page.locator(".st-key-cs_results thead th").all_text_contents()
     assert any(h.startswith("attends to (L2 H1)") for h in header)
