@@ -76,15 +76,18 @@ def pair_notes(facts: dict):
     elif facts["sep_typed"]:
         st.caption("The [SEP] at the end of the text only ends sentence A: nothing follows it, "
                    "so there is no sentence B.")
-    if facts["kept_seps"]:
-        st.caption(f"{facts['kept_seps']} more [SEP] typed inside a sentence stay there as "
-                   "[SEP] tokens: BERT reads two segments, A and B, and the first [SEP] (or "
-                   "the second box) already starts B.")
+    n = facts["kept_seps"]
+    if n:
+        st.caption(f"{n} more [SEP] typed inside a sentence {'stays' if n == 1 else 'stay'} "
+                   f"there as {'a [SEP] token' if n == 1 else '[SEP] tokens'}: BERT reads two "
+                   "segments, A and B, and the first [SEP] (or the second box) already "
+                   "starts B.")
     if facts["blank_pair"]:
         st.caption("The second sentence is blank, so the first is read alone.")
-    if facts["is_pair"] and facts["segments_full"][1] == 0:
-        st.info("The tokenizer found nothing in sentence B (it drops spaces, control and "
-                "zero-width characters): the model reads [CLS] A [SEP] [SEP].", icon="✍️")
+    for side, seen in (("A", "[CLS] [SEP] B [SEP]"), ("B", "[CLS] A [SEP] [SEP]")):
+        if facts["is_pair"] and facts["segments_full"]["AB".index(side)] == 0:
+            st.info(f"The tokenizer found nothing in sentence {side} (it drops spaces, control "
+                    f"and zero-width characters): the model reads {seen}.", icon="✍️")
 
 
 def computed_or_none(fn, *args):

@@ -51,6 +51,7 @@ FIXED = {  # input: what every text page must say (None: it just works, with cha
     "[MASK] flies [SEP] fruit [MASK]": "read as the pair separator",
     "[MASK] " * 10: "`[MASK]` typed as text",
     "hi [SEP] \u200b\u200d": "found nothing in sentence B",
+    "\u200b [SEP] hello there": "found nothing in sentence A",
     "\u200b\u200c\u200d\ufeff\u2060": NOTHING,
     "\x00\x01\x02\x07\x08\x1b\x7f": NOTHING,
     "a\x00b\x1bc": None,
