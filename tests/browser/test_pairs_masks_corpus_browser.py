@@ -64,22 +64,37 @@ def wait_for_bars(page, key, tokens):
            }""", arg=[key, list(tokens)], timeout=60_000)
 
 
+RUNNING = '[data-testid="stStatusWidgetRunningIcon"], [data-testid="stStatusWidgetRunningManIcon"]'
+
+
+def wait_idle(page):
+    """Until no script run is going on (Streamlit's running indicator is gone)."""
+    page.wait_for_function(f"() => !document.querySelector('{RUNNING}')", timeout=60_000)
+
+
 def choose(page, label, option):
-    """Pick `option` (its shown text) in the select box labelled `label`. A click while the page
-    is still being laid out can miss the box: then the list does not open and we click again."""
+    """Pick `option` (its shown text) in the select box labelled `label`, and wait until the box
+    shows it. A click while a run redraws the page can miss the box or the list: then it is
+    tried again."""
     from playwright.sync_api import TimeoutError
 
     box = page.get_by_role("combobox", name=label, exact=True)
     item = page.get_by_role("option", name=option, exact=True)
     for _ in range(3):
+        wait_idle(page)
         box.scroll_into_view_if_needed()
         box.click()
         try:
             item.wait_for(timeout=10_000)
-            break
+            item.click()
+            page.wait_for_function(
+                """([label, option]) => [...document.querySelectorAll('input[role=combobox]')]
+                     .some(e => e.getAttribute('aria-label') === label && e.value === option)""",
+                arg=[label, option], timeout=10_000)
+            return
         except TimeoutError:
             page.keyboard.press("Escape")
-    item.click()
+    raise AssertionError(f"could not choose {option!r} in {label!r}")
 
 
 def wait_for_cell_labels(page, key, n):
@@ -142,8 +157,7 @@ def test_masking_a_chosen_word_shows_predictions_and_the_head_change(mlm_url, pa
 
 def test_head_lab_ranks_heads_by_the_masked_word(mlm_url, page, mlm):
     page.goto(link(mlm_url, model=NAME, text="the cat [MASK] on the mat ."))
-    page.locator(".st-key-ex_grid .main-svg").first.wait_for(timeout=60_000)
-    page.get_by_role("link", name=re.compile(r"^\W*Head lab$")).click()
+    go_to(page, "Head lab")
     title = page.locator(".st-key-hl_mask_importance .gtitle")
     title.wait_for(timeout=60_000)
     assert "Drop in P(" in title.text_content()
@@ -152,9 +166,18 @@ def test_head_lab_ranks_heads_by_the_masked_word(mlm_url, page, mlm):
     assert no_exception(page)
 
 
+def go_to(page, title):
+    """Follow the sidebar's link to a page once the first page has finished its run. (A click
+    while a session's first run is still going can leave the sentence box empty in the browser,
+    whatever the page: a race in the frame, reported with issue 15, not what is tested here.)"""
+    page.locator(".st-key-ex_grid .main-svg").first.wait_for(timeout=60_000)
+    wait_idle(page)
+    page.get_by_role("link", name=re.compile(rf"^\W*{title}$")).click()
+
+
 def test_corpus_search_lists_matches(mlm_url, page):
     page.goto(mlm_url)  # the bundled model and its default sentence
-    page.get_by_role("link", name=re.compile(r"^\W*Corpus search$")).click()
+    go_to(page, "Corpus search")
     rows = page.locator(".st-key-cs_results tbody tr")
     rows.first.wait_for(timeout=60_000)
     assert rows.count() == 10
