@@ -28,6 +28,7 @@ pages = [
     st.Page("pages/all_heads.py", title="All heads", icon=":material/apps:"),
     st.Page("pages/head_lab.py", title="Head lab", icon=":material/tune:"),
     st.Page("pages/two_readings.py", title="Two readings", icon=":material/compare_arrows:"),
+    st.Page("pages/corpus_search.py", title="Corpus search", icon=":material/manage_search:"),
     st.Page("pages/about.py", title="About", icon=":material/info:"),
 ]
 current = st.navigation(pages, position="top" if presenting() else "sidebar")

@@ -9,13 +9,21 @@ from pathlib import Path
 import torch
 
 from .loading import CheckpointError, load_checkpoint, resolve_source
-from .text import Encoded, TokenizerError, encode, load_tokenizer, to_word_level, word_groups
+from .text import (
+    Encoded,
+    TokenizerError,
+    encode,
+    load_tokenizer,
+    split_pair,
+    to_word_level,
+    word_groups,
+)
 
 
 @dataclass(frozen=True)
 class AttentionResult:
-    text: str
-    text_pair: str | None
+    text: str  # sentence A as read (split_pair: a typed [SEP] starts sentence B)
+    text_pair: str | None  # sentence B as read, or None
     tokens: list  # T token strings, e.g. ['[CLS]', 'i', 'saw', ..., '[SEP]']
     # (L, H, T, T) float32; row = query, column = key; rows sum to 1, except the rows of a head
     # switched off by head_mask, which are all 0
@@ -58,33 +66,56 @@ class Bert:
         limit = getattr(self.tokenizer, "model_max_length", None) or 10**9
         return int(min(self.config.max_position_embeddings, limit))
 
-    def encode(self, text: str, text_pair: str | None = None) -> Encoded:
-        return encode(self.tokenizer, text, text_pair, self.max_length)
+    @property
+    def has_mlm_head(self) -> bool:
+        """Whether the checkpoint has the masked-LM head (cls.predictions.*): fill_mask works."""
+        return self.model.mlm is not None
 
-    @torch.no_grad()  # not inference_mode: callers may edit the returned tensors
-    def attend(self, text: str, text_pair: str | None = None, head_mask=None) -> AttentionResult:
+    def encode(self, text: str, text_pair: str | None = None,
+               max_length: int | None = None) -> Encoded:
+        """Tokenise a text or a pair as the model reads it: split_pair first (a [SEP] typed in
+        one text starts sentence B), then cut to max_length (at most the model's limit)."""
+        if not isinstance(text, str) or (text_pair is not None and not isinstance(text_pair, str)):
+            raise TypeError("text and text_pair must be str")
+        source = split_pair(text, text_pair, self.tokenizer.sep_token or "[SEP]",
+                            allow_pair=self.config.type_vocab_size >= 2)
+        if source.pair is not None and self.config.type_vocab_size < 2:
+            raise ValueError("this model has one segment type (type_vocab_size 1), so it "
+                             "cannot take a sentence pair")
+        limit = self.max_length if max_length is None else max(2, min(int(max_length),
+                                                                        self.max_length))
+        return encode(self.tokenizer, source.text, source.pair, limit, source=source)
+
+    def check_head_mask(self, head_mask):
+        """head_mask as a float (L, H) tensor, or None; any other shape is refused by name."""
+        if head_mask is None:
+            return None
+        head_mask = torch.as_tensor(head_mask, dtype=torch.float32)
+        L, H = self.config.num_hidden_layers, self.config.num_attention_heads
+        if tuple(head_mask.shape) != (L, H):
+            raise ValueError(f"head_mask must have shape (L, H) = ({L}, {H}), "
+                             f"got {tuple(head_mask.shape)}")
+        return head_mask
+
+    def attend(self, text: str, text_pair: str | None = None, head_mask=None,
+               max_length: int | None = None) -> AttentionResult:
         """Run one text (or a sentence pair) and return every head's weights.
 
         head_mask: (L, H) of 0/1; a 0 switches that head off for this call only.
+        max_length: cut the text to this many tokens (at most the model's limit).
         """
-        if not isinstance(text, str) or (text_pair is not None and not isinstance(text_pair, str)):
-            raise TypeError("attend() takes text as str")
-        if text_pair is not None and self.config.type_vocab_size < 2:
-            raise ValueError("this model has one segment type (type_vocab_size 1), so it "
-                             "cannot take a sentence pair")
-        enc = self.encode(text, text_pair)
-        if head_mask is not None:
-            head_mask = torch.as_tensor(head_mask, dtype=torch.float32)
-            L, H = self.config.num_hidden_layers, self.config.num_attention_heads
-            if tuple(head_mask.shape) != (L, H):
-                raise ValueError(f"head_mask must have shape (L, H) = ({L}, {H}), "
-                                 f"got {tuple(head_mask.shape)}")
+        return self.attend_encoded(self.encode(text, text_pair, max_length), head_mask)
+
+    @torch.no_grad()  # not inference_mode: callers may edit the returned tensors
+    def attend_encoded(self, enc: Encoded, head_mask=None) -> AttentionResult:
+        """attend() on an Encoded as it is (e.g. one whose word was replaced by [MASK])."""
+        head_mask = self.check_head_mask(head_mask)
         ids = enc.input_ids[None]  # (1, T)
         out = self.model(ids, token_type_ids=enc.token_type_ids[None], head_mask=head_mask)
         single = self.model.single_heads(out.hidden_states)  # (L, 1, T, T)
         return AttentionResult(
-            text=text,
-            text_pair=text_pair,
+            text=enc.source.text,
+            text_pair=enc.source.pair,
             tokens=enc.tokens,
             attentions=torch.stack(out.attentions)[:, 0],  # (L, H, T, T)
             single_head=single[:, 0],  # (L, T, T)
@@ -92,6 +123,37 @@ class Bert:
             truncated=enc.truncated,
             encoded=enc,
         )
+
+    def require_mlm_head(self):
+        """Raise ValueError, saying what is needed, when there is no masked-LM head."""
+        if not self.has_mlm_head:
+            raise ValueError(f"{self.name} has no masked-LM head (no cls.predictions.* weights): "
+                             "masked-word predictions need a checkpoint with one, such as "
+                             "bert-base-uncased")
+
+    @torch.inference_mode()
+    def mask_probabilities(self, enc: Encoded, head_mask=None) -> torch.Tensor:
+        """The masked-LM head's probabilities at every [MASK] of enc, in order: (M, V)."""
+        self.require_mlm_head()
+        out = self.model(enc.input_ids[None], token_type_ids=enc.token_type_ids[None],
+                         head_mask=self.check_head_mask(head_mask), output_attentions=False)
+        hidden = out.last_hidden_state[0, list(enc.masks)]  # (M, D)
+        return self.model.mlm_logits(hidden).softmax(dim=-1)  # (M, V)
+
+    def fill_mask(self, text: str, top_k: int = 5, text_pair: str | None = None,
+                  head_mask=None) -> list:
+        """What the model puts at each [MASK] typed in the text (or the pair): one list per
+        [MASK] the model reads, in order, of (token, probability) pairs, most likely first.
+        Every [MASK] is predicted in one pass, each with the others still masked. A [MASK]
+        past the model's token limit is cut away and gets no list (see encode().n_masks_full).
+        Raises ValueError without a masked-LM head (has_mlm_head)."""
+        if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
+            raise ValueError(f"top_k must be a positive integer, got {top_k!r}")
+        enc = self.encode(text, text_pair)
+        probs = self.mask_probabilities(enc, head_mask)  # (M, V)
+        top = probs.topk(min(top_k, probs.size(-1)), dim=-1)  # (M, k) each
+        return [list(zip(self.tokenizer.convert_ids_to_tokens(ids.tolist()), p.tolist()))
+                for p, ids in zip(top.values, top.indices)]
 
     def __repr__(self):
         c = self.config

@@ -11,6 +11,7 @@ import torch.nn.functional as F
 
 from .attention import MultiHeadSelfAttention, additive_mask
 from .config import BertConfig
+from .mlm import MaskedLMHead
 
 ACT_FNS = {
     "gelu": F.gelu,  # exact erf GELU, as in the original BERT
@@ -65,18 +66,31 @@ class EncoderOutput:
 
 
 class BertModel(nn.Module):
-    def __init__(self, cfg: BertConfig, mode="wide"):
+    """The encoder; with mlm_head=True also the masked-LM head (mlm_logits)."""
+
+    def __init__(self, cfg: BertConfig, mode="wide", mlm_head=False):
         super().__init__()
         self.config = cfg
         self.embeddings = Embeddings(cfg)
         self.layers = nn.ModuleList(EncoderLayer(cfg, mode) for _ in range(cfg.num_hidden_layers))
+        self.mlm = MaskedLMHead(cfg) if mlm_head else None
+
+    def mlm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """The masked-LM head on last-layer hidden states: (..., D) -> (..., V). The decoder is
+        tied to the word embeddings."""
+        if self.mlm is None:
+            raise ValueError("this checkpoint has no masked-LM head (no cls.predictions.* "
+                             "weights), so it cannot predict masked words")
+        return self.mlm(hidden, self.embeddings.word.weight)
 
     def forward(self, input_ids, attention_mask=None, head_mask=None, *, token_type_ids=None,
-                output_attentions=True):
+                output_attentions=True, n_layers=None):
         """input_ids (B, T); attention_mask (B, T) of 1/0; head_mask (L, H) or (B, L, H) of 0/1,
         applied to this call only; token_type_ids (B, T), 0 for segment A and 1 for B.
         output_attentions=False keeps no layer's maps (attentions is then ()): a batch of many
-        ablations at T tokens would otherwise hold B * L * H * T * T floats at once."""
+        ablations at T tokens would otherwise hold B * L * H * T * T floats at once.
+        n_layers: run only the first n_layers layers (hidden_states then has n_layers + 1
+        entries): what a lower layer computes does not depend on the layers above it."""
         cfg = self.config
         if input_ids.size(1) > cfg.max_position_embeddings:
             raise ValueError(f"{input_ids.size(1)} tokens is more than this model's "
@@ -89,7 +103,7 @@ class BertModel(nn.Module):
         x = self.embeddings(input_ids, token_type_ids)  # (B, T, D)
         mask = additive_mask(attention_mask, x.dtype)  # (B, 1, 1, T) or None
         hidden, attns = [x], []
-        for i, layer in enumerate(self.layers):
+        for i, layer in enumerate(self.layers[:n_layers]):
             hm = None if head_mask is None else head_mask[..., i, :]  # (H,) or (B, H)
             x, probs = layer(x, mask, hm)  # (B, T, D), (B, H, T, T)
             hidden.append(x)

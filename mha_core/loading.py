@@ -13,7 +13,8 @@ from .bert import BertModel
 from .config import BertConfig, ConfigError
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
-SKIPPED_PREFIXES = ("cls.", "pooler.")  # masked-LM / NSP heads and the pooler: not the encoder
+# the next-sentence head and the pooler: not used here (the masked-LM head is: MLM_KEY_TABLE)
+SKIPPED_PREFIXES = ("cls.seq_relationship.", "pooler.")
 # Task heads that fine-tuned checkpoints keep beside `bert.` (sequence/token classification,
 # multiple choice, question answering): not the encoder either
 TASK_HEADS = ("classifier.", "qa_outputs.")
@@ -42,6 +43,22 @@ KEY_TABLE = {
     "encoder.layer.{i}.output.dense.bias": "layers.{i}.ffn_out.bias",
     "encoder.layer.{i}.output.LayerNorm.weight": "layers.{i}.ffn_norm.weight",
     "encoder.layer.{i}.output.LayerNorm.bias": "layers.{i}.ffn_norm.bias",
+}
+# The masked-LM head, when a checkpoint has one (any cls.predictions.* key): then every key
+# here must be there. Its decoder is tied to the word embeddings (TIED_KEYS).
+MLM_PREFIX = "cls.predictions."
+MLM_KEY_TABLE = {
+    "cls.predictions.transform.dense.weight": "mlm.dense.weight",
+    "cls.predictions.transform.dense.bias": "mlm.dense.bias",
+    "cls.predictions.transform.LayerNorm.weight": "mlm.norm.weight",
+    "cls.predictions.transform.LayerNorm.bias": "mlm.norm.bias",
+    "cls.predictions.bias": "mlm.bias",
+}
+# Copies of tied weights that some checkpoints store (transformers 5 leaves them out): each must
+# equal its twin, since our decoder reads the word embeddings and the bias directly.
+TIED_KEYS = {
+    "cls.predictions.decoder.weight": "embeddings.word_embeddings.weight",
+    "cls.predictions.decoder.bias": "cls.predictions.bias",
 }
 
 
@@ -138,20 +155,29 @@ def normalise_key(key: str):
     return key
 
 
-def key_map(n_layers: int) -> dict:
-    """The table expanded for n_layers: {hf_name: our_name}."""
+def key_map(n_layers: int, mlm_head: bool = False) -> dict:
+    """The table expanded for n_layers, with the masked-LM head's keys if asked:
+    {hf_name: our_name}."""
     out = {}
     for hf, ours in KEY_TABLE.items():
         if "{i}" in hf:
             out.update({hf.format(i=i): ours.format(i=i) for i in range(n_layers)})
         else:
             out[hf] = ours
+    if mlm_head:
+        out.update(MLM_KEY_TABLE)
     return out
+
+
+def has_mlm_head(sd: dict) -> bool:
+    """Whether a checkpoint carries the masked-LM head (any cls.predictions.* key)."""
+    return any(normalise_key(k) and normalise_key(k).startswith(MLM_PREFIX) for k in sd)
 
 
 def strip_task_heads(sd: dict) -> dict:
     """A fine-tuned or pre-training checkpoint keeps the encoder under `bert.` and its task head
-    (classifier.*, qa_outputs.*, cls.*) beside it: drop the known task heads; anything else
+    (classifier.*, qa_outputs.*) beside it: drop the known task heads (cls.* is read or
+    skipped key by key: normalise_key, MLM_KEY_TABLE); anything else
     stays, to be reported as unexpected. Other checkpoints whose keys all share one wrapper
     prefix (e.g. `model.`) lose that prefix."""
     if any(k.startswith("bert.") for k in sd):
@@ -173,19 +199,34 @@ def named(keys, n=5) -> str:
 
 
 def map_state_dict(sd: dict, cfg: BertConfig) -> dict:
-    """Rename checkpoint keys to ours; list missing and unexpected keys by name."""
-    table = key_map(cfg.num_hidden_layers)
-    mapped, unexpected = {}, []
-    for key, tensor in strip_task_heads(sd).items():
+    """Rename checkpoint keys to ours; list missing and unexpected keys by name. The masked-LM
+    head's keys are expected exactly when the checkpoint has any of them; stored copies of tied
+    weights must equal their twins."""
+    sd = strip_task_heads(sd)
+    table = key_map(cfg.num_hidden_layers, has_mlm_head(sd))
+    mapped, unexpected, tied, by_hf = {}, [], {}, {}
+    for key, tensor in sd.items():
         hf = normalise_key(key)
         if hf is None:
+            continue
+        if hf in TIED_KEYS:
+            tied[hf] = tensor
             continue
         if hf not in table:
             unexpected.append(key)
             continue
-        mapped[table[hf]] = tensor
+        mapped[table[hf]] = by_hf[hf] = tensor
+    bias = tied.get("cls.predictions.decoder.bias")
+    if "mlm.bias" in table.values() and "mlm.bias" not in mapped and bias is not None:
+        mapped["mlm.bias"] = by_hf["cls.predictions.bias"] = bias  # stored under the copy only
     missing = [hf for hf, ours in table.items() if ours not in mapped]
     problems = []
+    for hf, tensor in tied.items():
+        twin = by_hf.get(TIED_KEYS[hf])
+        if twin is not None and (twin.shape != tensor.shape or not torch.equal(
+                twin.float(), tensor.float())):
+            problems.append(f"{hf} is not tied to {TIED_KEYS[hf]} (the two differ); headscope "
+                            f"reads BERT's tied masked-LM decoder only")
     if missing:
         problems.append(f"{len(missing)} missing {plural(missing, 'key')}: {named(missing)}")
     if unexpected:
@@ -203,13 +244,14 @@ def build_model(cfg: BertConfig, sd: dict, mode="wide") -> BertModel:
                               f"the whole {cfg.hidden_size}-dim input); they cannot be loaded "
                               f"into mode={mode!r}. Use mode='wide'.")
     mapped = map_state_dict(sd, cfg)
+    mlm_head = any(k.startswith("mlm.") for k in mapped)
     # Built on the CPU and its random init replaced below (assign=True: the checkpoint's tensors
     # become the parameters). The meta device would skip the init, but initialising an
     # Embedding there imports torch._dynamo: 1.8 s more at start-up, against 0.16 s (MiniLM)
     # to 0.6 s (bert-base) of random init.
-    model = BertModel(cfg, mode="wide")
+    model = BertModel(cfg, mode="wide", mlm_head=mlm_head)
     own = model.state_dict()
-    table = {ours: hf for hf, ours in key_map(cfg.num_hidden_layers).items()}
+    table = {ours: hf for hf, ours in key_map(cfg.num_hidden_layers, mlm_head).items()}
     for name, tensor in mapped.items():
         if tuple(tensor.shape) != tuple(own[name].shape):
             raise CheckpointError(f"shape mismatch for {table[name]}: the checkpoint has "

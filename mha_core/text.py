@@ -39,30 +39,82 @@ def load_tokenizer(path: Path):
 
 
 @dataclass(frozen=True)
+class TextPair:
+    """What the model reads from one or two text boxes (split_pair)."""
+    text: str  # sentence A
+    pair: str | None  # sentence B, or None for a single sentence
+    sep_typed: bool = False  # a [SEP] typed in the text was read as the separator
+    blank_pair: bool = False  # a second text was given but is blank: read alone
+    kept_seps: int = 0  # typed [SEP]s left inside a sentence (read as [SEP] tokens there)
+
+
+def split_pair(text: str, text_pair: str | None = None, sep: str = "[SEP]",
+               allow_pair: bool = True) -> TextPair:
+    """THE one reading of a sentence pair, used by every caller (Bert.encode calls it).
+
+    A [SEP] typed inside a single text box is the pair separator: the text before the first one
+    is sentence A, the rest sentence B (BERT was trained on [CLS] A [SEP] B [SEP]). With a
+    second text given, or a model with one segment type (allow_pair=False), typed [SEP]s stay
+    inside their sentence, where the tokenizer reads them as [SEP] tokens. A blank second text
+    (or nothing after the [SEP]) means a single sentence. Idempotent: splitting the result
+    again changes nothing. The strings are cut, never edited, so offsets still index them."""
+    blank = text_pair is not None and not text_pair.strip()
+    pair = None if blank else text_pair
+    if pair is None and allow_pair and sep in text:
+        a, _, b = text.partition(sep)
+        b_or_none = b if b.strip() else None
+        return TextPair(a, b_or_none, sep_typed=True, blank_pair=blank,
+                        kept_seps=b.count(sep) if b_or_none is not None else 0)
+    return TextPair(text, pair, blank_pair=blank,
+                    kept_seps=text.count(sep) + (pair or "").count(sep))
+
+
+@dataclass(frozen=True)
 class Encoded:
     input_ids: torch.Tensor  # (T,)
     token_type_ids: torch.Tensor  # (T,)
     tokens: list  # T strings
     offsets: list  # T (start, end) character spans; (0, 0) for special tokens
-    sequence_ids: list  # T of 0 (text), 1 (text_pair) or None (special token)
+    sequence_ids: list  # T of 0 (text), 1 (text_pair) or None (special token the tokenizer added)
     word_ids: list  # T of int or None (special token)
-    special: list  # T bools: [CLS], [SEP], ...
+    # T bools: [CLS] and [SEP], whether the tokenizer added them or they were typed (a typed
+    # [MASK] or [UNK] stands for a word, so it is not special here)
+    special: list
     truncated: bool  # the text did not fit and was cut
     n_tokens_full: int  # how many tokens the whole text would have needed
     max_length: int
+    segments_full: tuple = (0, 0)  # the word pieces of A and of B before any cut
+    masks: tuple = ()  # positions of [MASK] tokens kept, in order
+    n_masks_full: int = 0  # [MASK] tokens before the cut (more than len(masks): some were cut)
+    source: TextPair | None = None  # what was encoded (set by Bert.encode)
+
+    def segment_lengths(self) -> tuple:
+        """The word pieces of A and of B that the model reads (without [CLS] and [SEP])."""
+        return tuple(sum(1 for s in self.sequence_ids if s == k) for k in (0, 1))
 
 
-def encode(tokenizer, text: str, text_pair: str | None = None, max_length: int = 512) -> Encoded:
-    """Tokenise one text (or a pair), cutting it to max_length tokens and saying so."""
+def _pieces(enc, k: int) -> int:
+    return sum(1 for s in enc.sequence_ids() if s == k)
+
+
+def encode(tokenizer, text: str, text_pair: str | None = None, max_length: int = 512,
+           source: TextPair | None = None) -> Encoded:
+    """Tokenise one text (or a pair), cutting it to max_length tokens and saying so. A pair
+    that is too long loses pieces from its longer sentence first ("longest_first", as
+    transformers does)."""
     kwargs = dict(return_offsets_mapping=True, return_special_tokens_mask=True,
                   return_token_type_ids=True, verbose=False)
+    mask_id = tokenizer.mask_token_id
     with _TOKENIZER_LOCK:
         enc = tokenizer(text, text_pair, truncation=False, **kwargs)
         n_full = len(enc["input_ids"])
+        segments_full = (_pieces(enc, 0), _pieces(enc, 1))
+        n_masks_full = sum(1 for i in enc["input_ids"] if i == mask_id)
         if n_full > max_length:
             enc = tokenizer(text, text_pair, truncation="longest_first", max_length=max_length,
                             **kwargs)
     ids = enc["input_ids"]
+    structural = {tokenizer.cls_token_id, tokenizer.sep_token_id} - {None}
     return Encoded(
         input_ids=torch.tensor(ids, dtype=torch.long),
         token_type_ids=torch.tensor(enc["token_type_ids"], dtype=torch.long),
@@ -70,10 +122,14 @@ def encode(tokenizer, text: str, text_pair: str | None = None, max_length: int =
         offsets=[tuple(o) for o in enc["offset_mapping"]],
         sequence_ids=enc.sequence_ids(),
         word_ids=enc.word_ids(),
-        special=[bool(s) for s in enc["special_tokens_mask"]],
+        special=[bool(s) or i in structural for s, i in zip(enc["special_tokens_mask"], ids)],
         truncated=n_full > max_length,
         n_tokens_full=n_full,
         max_length=max_length,
+        segments_full=segments_full,
+        masks=tuple(t for t, i in enumerate(ids) if i == mask_id),
+        n_masks_full=n_masks_full,
+        source=source or TextPair(text, text_pair),
     )
 
 
@@ -82,19 +138,8 @@ def typed_special(enc: Encoded, tokenizer, text: str, text_pair: str | None = No
     reads them as the special tokens, as transformers does. Not an [UNK] the tokenizer made of
     an unknown word: the text at the token's offsets must spell the token. Sorted, each once."""
     specials, source = set(tokenizer.all_special_tokens), (text, text_pair)
-    return sorted({t for t, s, seq, (a, b) in zip(enc.tokens, enc.special, enc.sequence_ids,
-                                                  enc.offsets)
-                   if not s and t in specials and seq is not None and source[seq][a:b] == t})
-
-
-def first_tokens(text: str, enc: Encoded, n: int) -> str:
-    """The start of `text` that tokenises to at most n tokens, [CLS] and [SEP] included (cut at
-    the end of the (n-2)-th word piece); the text itself when it is that short already."""
-    if len(enc.tokens) <= n:
-        return text
-    last = max(b for seq, (_, b) in zip(enc.sequence_ids[1:n - 1], enc.offsets[1:n - 1])
-               if seq == 0)
-    return text[:last]
+    return sorted({t for t, seq, (a, b) in zip(enc.tokens, enc.sequence_ids, enc.offsets)
+                   if t in specials and seq is not None and source[seq][a:b] == t})
 
 
 def word_groups(enc: Encoded, text: str, text_pair: str | None = None):

@@ -26,9 +26,10 @@ CORPUS_TOKENS = 128
 
 
 @st.cache_data(**models.bounded(), show_spinner="Measuring every head…")
-def sentence_view(name: str, text: str) -> dict:
-    """Everything this page draws for one sentence, as numpy (cached per model and text)."""
-    res = models.attend(name, text)
+def sentence_view(name: str, text: str, pair: str | None = None) -> dict:
+    """Everything this page draws for one sentence or pair, as numpy (cached per model and
+    text)."""
+    res = models.attend(name, text, pair)
     metrics = mt.result_metrics(res)
     return dict(tokens=res.tokens, att=res.attentions.numpy(), metrics=metrics,
                 labels=pt.label_heads(metrics), truncated=res.truncated,
@@ -38,11 +39,10 @@ def sentence_view(name: str, text: str) -> dict:
 
 @st.cache_data(**models.bounded(2048), show_spinner=False)
 def sentence_metrics(name: str, text: str) -> dict:
-    """One corpus line's head metrics, on its first CORPUS_TOKENS tokens."""
-    from mha_core.text import first_tokens
-
+    """One corpus line's head metrics, on its first CORPUS_TOKENS tokens (a line with a typed
+    [SEP] is a pair, cut longest first)."""
     bert = models.bert_or_raise(name)
-    return mt.result_metrics(bert.attend(first_tokens(text, bert.encode(text), CORPUS_TOKENS)))
+    return mt.result_metrics(bert.attend(text, max_length=CORPUS_TOKENS))
 
 
 def head_table(metrics: dict, labels) -> pd.DataFrame:
@@ -67,14 +67,14 @@ def show_heads(metrics: dict, labels, key: str):
                                 for k, v in mt.METRICS.items()})
 
 
-def sentence_section(name: str, text: str):
+def sentence_section(name: str, text: str, pair: str | None = None):
     """The current sentence: atlas, labels, metrics, rollout. Text the model cannot show gets
     its message here, and corpus mode below still works."""
-    if guards.check_text(name, text, cut=sidebar.text_was_cut(),
+    if guards.check_text(name, text, cut=sidebar.text_was_cut(), pair=pair,
                          prompt="Type a sentence in the sidebar to see every head at "
                                 "work.") is None:
         return
-    view = guards.computed_or_none(sentence_view, name, text)
+    view = guards.computed_or_none(sentence_view, name, text, pair)
     if view is None:
         return
     tokens, L, H = view["tokens"], *view["labels"].shape
@@ -132,9 +132,9 @@ def sentence_section(name: str, text: str):
 
 
 st.header("All heads")
-name, text = sidebar.current_model(), sidebar.current_text()
+name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
 bert = guards.model_or_stop(name)
-sentence_section(name, text)
+sentence_section(name, text, pair)
 
 st.subheader("Corpus mode")
 st.caption("One sentence is an anecdote. Average the metrics over many sentences to get each "

@@ -10,7 +10,7 @@ import streamlit as st
 
 from mha_core.metrics import entropy, head_divergence
 from mha_core.views import explorer_view, focus_targets
-from ui import figures, guards, link, models, presets, shared_view, sidebar, style
+from ui import figures, guards, link, masked_words, models, presets, shared_view, sidebar, style
 from ui.attention import attention, focus_payload, grid_payload
 from ui.export import attention_csv, attention_json
 from ui.labels import visible
@@ -42,9 +42,10 @@ def default_layer(name: str) -> int:
 
 
 @st.cache_data(**models.bounded(), show_spinner=False)
-def layer_view(name: str, text: str, layer: int, word_level: bool, hide_special: bool) -> dict:
+def layer_view(name: str, text: str, layer: int, word_level: bool, hide_special: bool,
+               pair: str | None = None) -> dict:
     """One layer as shown: heads (H, G, G), single head and mean of heads (G, G), entropies."""
-    res = models.attend(name, text)
+    res = models.attend(name, text, pair)
     heads, labels, special = explorer_view(res.attentions[layer], res, word_level, hide_special)
     single = explorer_view(res.single_head[layer], res, word_level, hide_special)[0]  # (G, G)
     mean = heads.mean(dim=0)  # (G, G): the mean of the maps shown
@@ -54,20 +55,21 @@ def layer_view(name: str, text: str, layer: int, word_level: bool, hide_special:
 
 
 @st.cache_data(**models.bounded(), show_spinner=False)
-def focus_view(name: str, text: str, query: int, word_level: bool, hide_special: bool) -> dict:
+def focus_view(name: str, text: str, query: int, word_level: bool, hide_special: bool,
+               pair: str | None = None) -> dict:
     """Where the token at `query` (in the shown view) attends, in every head of every layer."""
-    res = models.attend(name, text)
+    res = models.attend(name, text, pair)
     att = explorer_view(res.attentions, res, word_level, hide_special)[0]  # (L, H, G, G)
     top, weight, rows = focus_targets(att, query)
     return dict(top=top.numpy(), weight=weight.numpy(), rows=rows.numpy())
 
 
 # --- model and text ------------------------------------------------------------------------
-name, text = sidebar.current_model(), sidebar.current_text()
+name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
 bert = guards.model_or_stop(name)
 cfg = bert.config
 L, H, D = cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size
-facts = guards.check_text(name, text, cut=sidebar.text_was_cut(),
+facts = guards.check_text(name, text, cut=sidebar.text_was_cut(), pair=pair,
                           prompt="Type a sentence in the sidebar (or load an example) to see "
                                  "what every head looks at.")
 if facts is None:
@@ -110,7 +112,7 @@ hide_special = c4.toggle("Hide [CLS]/[SEP]", key="ex_nospecial",
                          help="Drop the special tokens and renormalise each row to sum to 1.")
 ss.ex_shown = (layer + 1, head + 1)
 
-v = guards.computed_or_stop(layer_view, name, text, layer, word_level, hide_special)
+v = guards.computed_or_stop(layer_view, name, text, layer, word_level, hide_special, pair)
 labels = v["labels"]
 if hide_special:
     st.caption("[CLS] and [SEP] are hidden: each row is renormalised over the remaining tokens "
@@ -152,7 +154,7 @@ plot(big, figures.heatmap(weights, labels, height=520,
                           title=f"layer {layer + 1}, head {head + 1} · "
                                 f"{v['h_heads'][head]:.2f} nats"),
      config=PLOT_CONFIG, theme=None, key="ex_big")
-meta = dict(model=name, text=text, layer=layer + 1, head=head + 1, numbering="from 1",
+meta = dict(model=name, text=text, pair=pair, layer=layer + 1, head=head + 1, numbering="from 1",
             view=dict(word_level=word_level, hide_special=hide_special))
 d1, d2 = big.columns(2)
 d1.download_button("Download CSV", lambda: attention_csv(labels, weights), mime="text/csv",
@@ -180,7 +182,7 @@ with focus_col:
     ss.ex_focus_at = (labels[query], query)
     token_level = not (word_level or hide_special)  # positions are token positions
     shared_view.remember(layer, head, labels[query], query if token_level else None)
-    f = guards.computed_or_stop(focus_view, name, text, query, word_level, hide_special)
+    f = guards.computed_or_stop(focus_view, name, text, query, word_level, hide_special, pair)
     colors = figures.token_colors(labels, v["special"])
     attention(focus_payload(f["top"], f["weight"], labels, colors, labels[query]),
               key="ex_focus_grid", on_cell=open_head, filename="focus", tag=f"focus {query}")
@@ -189,3 +191,5 @@ with focus_col:
 
 link.write_query_params(layer=layer + 1, head=head + 1, focus=link.focus_param(labels, query),
                         words=1 if word_level else None, nospecial=1 if hide_special else None)
+
+masked_words.section(name, text, pair, facts, "ex_mask")

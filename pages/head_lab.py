@@ -11,7 +11,7 @@ import streamlit as st
 from mha_core import ablation as ab
 from mha_core.heads import HeadId, head_names, layer_names, parse_layer
 from ui import figures as fg
-from ui import guards, link, models, sidebar, style
+from ui import guards, link, masked_words, models, sidebar, style
 from ui.page import Page
 from ui.presentation import plot
 
@@ -22,18 +22,18 @@ HOW = {"heads": "Single heads", "layers": "Whole layers", "top": "Keep only the 
 
 
 @st.cache_data(**models.bounded(), show_spinner="Switching each head off in turn…")
-def importance_view(name: str, text: str) -> dict:
+def importance_view(name: str, text: str, pair: str | None = None) -> dict:
     bert = models.bert_or_raise(name)
-    imp = ab.head_importance(bert, text)  # (L, H)
-    return dict(importance=imp, curve=ab.pruning_curve(bert, text, imp))
+    imp = ab.head_importance(bert, text, pair)  # (L, H)
+    return dict(importance=imp, curve=ab.pruning_curve(bert, text, imp, pair))
 
 
 @st.cache_data(**models.bounded(), show_spinner="Running the model with the heads off…")
-def ablation_view(name: str, text: str, mask: tuple) -> dict:
+def ablation_view(name: str, text: str, pair: str | None, mask: tuple) -> dict:
     """The ablated run against the intact one; mask is (L, H) as nested tuples (hashable)."""
     bert = models.bert_or_raise(name)
-    intact = models.attend(name, text)
-    ablated = bert.attend(text, head_mask=np.array(mask, dtype=np.float32))
+    intact = models.attend(name, text, pair)
+    ablated = bert.attend(text, pair, head_mask=np.array(mask, dtype=np.float32))
     change = ab.output_change(intact.hidden_states[-1], ablated.hidden_states[-1])  # (T,)
     n = MAX_PAIR_TOKENS  # only these are drawn: a 512-token pair would be ~150 MB in the cache
     return dict(change=change.numpy(),
@@ -42,19 +42,19 @@ def ablation_view(name: str, text: str, mask: tuple) -> dict:
                 map_change=ab.map_change(intact.attentions, ablated.attentions))
 
 
-def ranking(name: str, text: str, n_tokens: int) -> str:
+def ranking(name: str, text: str, pair: str | None, n_tokens: int) -> str:
     """"ready", "ask" (a button first) or "too long". The ranking is 2·L·H + 2 forward passes
     of the whole text: it runs at once on short text, on request up to RANK_MAX_TOKENS, and
     not beyond, where it would hold the server's one core for a minute."""
     if n_tokens > RANK_MAX_TOKENS:
         return "too long"
-    if n_tokens <= RANK_AUTO_TOKENS or st.session_state.get("hl_ranked") == (name, text):
+    if n_tokens <= RANK_AUTO_TOKENS or st.session_state.get("hl_ranked") == (name, text, pair):
         return "ready"
     return "ask"
 
 
-def rank_now(name: str, text: str):
-    st.session_state.hl_ranked = (name, text)
+def rank_now(name: str, text: str, pair: str | None):
+    st.session_state.hl_ranked = (name, text, pair)
 
 
 RANK_AUTO_TOKENS = 64  # longer texts are ranked on request (ranking)
@@ -63,18 +63,18 @@ MAX_PAIR_TOKENS = 128  # the intact/ablated pair of maps shows at most this many
 
 
 st.header("Head lab")
-name, text = sidebar.current_model(), sidebar.current_text()
+name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
 bert = guards.model_or_stop(name)
-facts = guards.check_text(name, text, cut=sidebar.text_was_cut(),
+facts = guards.check_text(name, text, cut=sidebar.text_was_cut(), pair=pair,
                           prompt="Type a sentence in the sidebar, then switch heads off here.")
 if facts is None:
     st.stop()
 L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
 runs = 2 * L * H + 2  # the importance ranking and the pruning curve
-rank = ranking(name, text, facts["n_tokens"])
+rank = ranking(name, text, pair, facts["n_tokens"])
 why_not = {"ask": "press **Rank the heads** below first",
            "too long": f"it is offered for texts of up to {RANK_MAX_TOKENS} tokens"}
-intact = guards.computed_or_stop(models.attend, name, text)
+intact = guards.computed_or_stop(models.attend, name, text, pair)
 tokens = intact.tokens
 st.caption("Switching a head off sets its attention weights to zero for this one run (a head "
            "mask), so it adds nothing to its layer's output. The model itself is never changed.")
@@ -132,7 +132,7 @@ else:
     k = st.slider("Heads kept in each layer (the most important on this sentence)", 0, H,
                   key="hl_k")
     if rank == "ready":
-        mask = ab.top_k_mask(importance_view(name, text)["importance"], k)
+        mask = ab.top_k_mask(importance_view(name, text, pair)["importance"], k)
     else:  # the mask stays all ones until the heads are ranked
         st.info(f"Keeping the top k needs the ranking of the heads: {why_not[rank]}.")
 
@@ -140,7 +140,7 @@ how_param = next(short for short, shown in HOW.items() if shown == how)
 link.write_query_params(how=None if how_param == "heads" else how_param,
                         off=",".join(off) or None, k=k)
 
-view = ablation_view(name, text, tuple(map(tuple, mask.tolist())))
+view = ablation_view(name, text, pair, tuple(map(tuple, mask.tolist())))
 n_off = int((mask == 0).sum())
 c1, c2 = st.columns(2)
 c1.metric("Heads switched off", f"{n_off} of {L * H}")
@@ -177,6 +177,34 @@ if n_off:
     if len(tokens) > MAX_PAIR_TOKENS:
         st.caption(f"The maps show the first {MAX_PAIR_TOKENS} tokens.")
 
+st.subheader("Which heads help predict a masked word?")
+if not bert.has_mlm_head:
+    st.caption(masked_words.NO_HEAD.format(name=guards.md_text(name)).replace(
+        " Masking a word still shows how every head's attention moves.", " With one, this "
+        "section switches off each head alone and measures how much the masked word's "
+        "probability drops (Michel et al. 2019, on the masked-LM output)."))
+else:
+    st.caption("Each head is switched off alone and the masked-LM head predicts the masked word "
+               "again: the drop in its probability is the head's importance for this word "
+               "(Michel et al. 2019 in ablation form, measured on the model's own output). "
+               "Choose a word to mask, or leave none to use the first [MASK] typed in the text "
+               "(whose target is then the intact model's top prediction).")
+    position = masked_words.mask_choice(intact, "hl_mask")
+    if position is None and not facts["masks"]:
+        st.info("Type [MASK] in the sentence or choose a word to mask.", icon="✍️")
+    elif rank != "ready":
+        st.info(f"This needs {L * H + 1} forward passes: {why_not[rank]}.")
+    else:
+        mi = guards.computed_or_none(models.mask_importance, name, text, pair, position)
+        if mi is not None:
+            plot(st, fg.mask_importance_figure(mi["importance"], mi["target"]),
+                 key="hl_mask_importance", config={"displayModeBar": False})
+            best = np.unravel_index(np.argmax(mi["importance"]), mi["importance"].shape)
+            st.caption(f"With every head on, P(“{guards.md_text(mi['target'])}”) = "
+                       f"{mi['p_intact']:.4f}. The head it needs most here is "
+                       f"{HeadId(*map(int, best))} (−{mi['importance'].max():.4f}); a negative "
+                       "drop means the word gets likelier without that head.")
+
 st.subheader("Which heads matter? (Michel et al. 2019, ablation form)")
 st.caption("Each head is switched off alone and the final layer is compared with the intact "
            "run (mean 1 − cos over tokens). One batched forward pass serves many heads. "
@@ -186,14 +214,14 @@ st.caption("Each head is switched off alone and the final layer is compared with
            "task's accuracy.")
 if rank == "ask":
     st.button(f"Rank the heads ({runs} forward passes of {facts['n_tokens']} tokens)",
-              key="hl_rank", on_click=rank_now, args=(name, text))
+              key="hl_rank", on_click=rank_now, args=(name, text, pair))
     st.caption(f"Texts of more than {RANK_AUTO_TOKENS} tokens are ranked on request.")
     st.stop()
 if rank == "too long":
     st.info(f"This text has {facts['n_tokens']} tokens. The ranking switches off each head "
             f"in turn ({runs} forward passes of the whole text), and {why_not[rank]}.")
     st.stop()
-imp_view = importance_view(name, text)
+imp_view = importance_view(name, text, pair)
 imp = imp_view["importance"]
 plot(st, fg.importance_figure(imp), key="hl_importance", config={"displayModeBar": False})
 left, right = st.columns([1, 2])

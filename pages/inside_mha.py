@@ -22,9 +22,10 @@ def toy_walkthrough(words: tuple, seed: int):
 
 
 @st.cache_data(**models.bounded(), show_spinner="Taking one layer apart…")
-def real_model_steps(name: str, text: str, layer: int, head: int, query: int):
+def real_model_steps(name: str, text: str, pair: str | None, layer: int, head: int,
+                     query: int):
     bert = models.bert_or_raise(name)
-    res = models.attend(name, text)
+    res = models.attend(name, text, pair)
     x = res.hidden_states[layer]  # (T, D): the input of this layer
     return real_steps(bert.model.layers[layer].attn, x, head, query)
 
@@ -100,14 +101,15 @@ with walk_tab:
 
 # --- the same steps on the real model ----------------------------------------------------------
 with real_tab:
-    name, sentence = sidebar.current_model(), sidebar.current_text()
+    name, sentence, pair = (sidebar.current_model(), sidebar.current_text(),
+                            sidebar.current_pair())
     bert, err = models.get_bert(name)
     if err:
         st.error(err, icon=style.ICON_ERROR)
-    elif guards.check_text(name, sentence, cut=sidebar.text_was_cut(),
+    elif guards.check_text(name, sentence, cut=sidebar.text_was_cut(), pair=pair,
                            prompt="Type a sentence in the sidebar to see it go through the "
                                   "model.") is not None:
-        res = models.attend(name, sentence)
+        res = models.attend(name, sentence, pair)
         cfg = bert.config
         L, H, D = cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size
         T = len(res.tokens)
@@ -143,7 +145,7 @@ with real_tab:
                              format_func=lambda i: f"{i}: {visible(res.tokens[i])}")
         link.write_query_params(layer=layer + 1, head=head + 1,
                                 query=link.focus_param(res.tokens, query))
-        steps = real_model_steps(name, sentence, int(layer), int(head), int(query))
+        steps = real_model_steps(name, sentence, pair, int(layer), int(head), int(query))
         st.markdown(f"**{bert.name}**, layer {layer + 1}: d_model = {D}, h = {H}, "
                     f"d_k = {D // H}, T = {T} tokens, batch B = 1.")
         st.dataframe(pd.DataFrame(

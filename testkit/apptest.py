@@ -205,22 +205,25 @@ def sandboxed():
             f"a page read a file outside the project: {where}"
 
 
-class Sessions:
-    """One app session per page, kept across hypothesis examples (a new one costs ~1 s)."""
+TEXT_AREAS = ("text", "pair", "ah_corpus_lines", "cs_lines")  # the rest are text inputs
 
-    def __init__(self):
-        self.open = {}
+
+class Sessions:
+    """One app session per page, kept across hypothesis examples (a new one costs ~1 s); each
+    opened from a link with `query` (e.g. model=...)."""
+
+    def __init__(self, **query):
+        self.open, self.query = {}, query
 
     def __call__(self, page):
         if page not in self.open:
-            self.open[page] = open_app(page)
+            self.open[page] = open_app(page, **self.query)
         return self.open[page]
 
     def run(self, page, **values):
         at = self(page)
         for key, value in values.items():
-            widget = at.text_area(key=key) if key in ("text", "ah_corpus_lines") \
-                else at.text_input(key=key)
+            widget = at.text_area(key=key) if key in TEXT_AREAS else at.text_input(key=key)
             widget.set_value(value)
         with sandboxed():
             at.run()

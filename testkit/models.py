@@ -16,12 +16,14 @@ def tiny_vocab() -> list:
     return special + letters + ["##" + c for c in letters] + words
 
 
-def save_tiny_bert(path: Path, layers=2, heads=4, hidden=32, seed=0, lowercase=True,
-                   **overrides) -> Path:
+def save_tiny_bert(path: Path, layers=2, heads=4, hidden=32, seed=0, masked_lm=False,
+                   lowercase=True, **overrides) -> Path:
     """A random BertModel saved by transformers itself (safetensors + a fast tokenizer; an
-    uncased one unless lowercase=False)."""
+    uncased one unless lowercase=False); with masked_lm=True a BertForMaskedLM (bert.* encoder
+    and the cls.predictions.* head, decoder tied to the word embeddings), as masked-LM
+    checkpoints such as bert-base-uncased are."""
     import torch
-    from transformers import BertConfig, BertModel, BertTokenizerFast
+    from transformers import BertConfig, BertForMaskedLM, BertModel, BertTokenizerFast
 
     path.mkdir(parents=True, exist_ok=True)
     vocab = tiny_vocab()
@@ -33,13 +35,29 @@ def save_tiny_bert(path: Path, layers=2, heads=4, hidden=32, seed=0, lowercase=T
                      num_attention_heads=heads, intermediate_size=4 * hidden,
                      max_position_embeddings=64, **overrides)
     torch.manual_seed(seed)
-    model = BertModel(cfg, add_pooling_layer=True)
+    model = BertForMaskedLM(cfg) if masked_lm else BertModel(cfg, add_pooling_layer=True)
     with torch.no_grad():  # larger than the default init, so heads attend sharply and differ
         for name, p in model.named_parameters():
             if p.dim() == 2 and "embeddings" not in name:
                 p.normal_(0, 0.3)
+            elif masked_lm and name.endswith("predictions.bias"):
+                p.normal_(0, 0.5)  # the default is zeros: a random bias tests that it is read
     model.save_pretrained(str(path), safe_serialization=True)
     return path
+
+
+def save_tiny_mlm_bert(path: Path, layers=2, heads=4, hidden=32, seed=0, **overrides) -> Path:
+    """A random BertForMaskedLM with a real fast tokenizer (save_tiny_bert, masked_lm=True)."""
+    return save_tiny_bert(path, layers, heads, hidden, seed, masked_lm=True, **overrides)
+
+
+def hf_mlm_reference(path: Path):
+    """transformers' own BertForMaskedLM on the same checkpoint, eager attention."""
+    import torch
+    from transformers import BertForMaskedLM
+
+    return BertForMaskedLM.from_pretrained(str(path), attn_implementation="eager",
+                                           dtype=torch.float32).eval()
 
 
 def hf_reference(path: Path):

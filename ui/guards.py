@@ -25,25 +25,36 @@ def model_or_stop(name: str):
 
 
 def check_text(name: str, text: str, prompt: str, what: str = "This text",
-               cut: bool = False) -> dict | None:
+               cut: bool = False, pair: str | None = None) -> dict | None:
     """The same clear messages on every page for text the model cannot show, and notes on text
-    it reads in its own way. Returns text_facts, or None when there is nothing to show (the
-    message is on the page; the caller stops or skips its section)."""
+    it reads in its own way (a sentence pair included). Returns text_facts, or None when there
+    is nothing to show (the message is on the page; the caller stops or skips its section)."""
     if cut:
         st.warning(f"The text is longer than {MAX_CHARS:,} characters; only the first "
                    f"{MAX_CHARS:,} are used.", icon=style.ICON_CUT)
     if not text.strip():
         st.info(prompt, icon=style.ICON_TYPE)
         return None
-    facts = computed_or_none(text_facts, name, text)  # a tokenizer failure: a message
+    facts = computed_or_none(text_facts, name, text, pair)  # a tokenizer failure: a message
     if facts is None:
         return None
+    if facts["a_blank"]:
+        st.info("There is nothing before the [SEP]. A [SEP] typed in the text starts sentence "
+                "B, so type sentence A before it.", icon="✍️")
+        return None
+    pair_notes(facts)
     if facts["only_special"]:
         st.info(f"The tokenizer found nothing in {what[0].lower() + what[1:]} but [CLS] and "
                 "[SEP] (it drops spaces, control and zero-width characters). Type some words.",
                 icon=style.ICON_TYPE)
         return None
-    if facts["truncated"]:
+    if facts["truncated"] and facts["is_pair"]:
+        (fa, fb), (a, b) = facts["segments_full"], facts["segments"]
+        st.warning(f"This pair has {facts['n_full']} tokens (A {fa} and B {fb} word pieces, "
+                   f"with [CLS] and two [SEP]), more than this model's limit of "
+                   f"{facts['max_length']}. As transformers does, the longer sentence is cut "
+                   f"first: A keeps {a} and B keeps {b} word pieces.", icon="✂️")
+    elif facts["truncated"]:
         st.warning(f"{what} has {facts['n_full']} tokens, more than this model's limit of "
                    f"{facts['max_length']} (including [CLS] and [SEP]); only the first "
                    f"{facts['max_length']} are used.", icon=style.ICON_CUT)
@@ -87,6 +98,30 @@ def language_notes(facts: dict, what: str = "This text"):
         st.warning(f"{spelled} of {n} words ({spelled / n:.0%}) in {where} are read letter by "
                    f"letter: the vocabulary has their letters but not the words, so the maps "
                    f"below are of single letters. {limits}", icon=style.ICON_LANGUAGE)
+
+
+def pair_notes(facts: dict):
+    """What the model makes of a second sentence: a typed [SEP] that split the text, [SEP]s
+    left inside a sentence, a blank or empty second sentence."""
+    if facts["sep_typed"] and facts["is_pair"]:
+        st.info("The [SEP] typed in the text is read as the pair separator: the text before it "
+                "is sentence A, the rest sentence B, and the model reads [CLS] A [SEP] B [SEP] "
+                "with segment ids 0 and 1, as BERT was trained on sentence pairs.", icon="✂️")
+    elif facts["sep_typed"]:
+        st.caption("The [SEP] at the end of the text only ends sentence A: nothing follows it, "
+                   "so there is no sentence B.")
+    n = facts["kept_seps"]
+    if n:
+        st.caption(f"{n} more [SEP] typed inside a sentence {'stays' if n == 1 else 'stay'} "
+                   f"there as {'a [SEP] token' if n == 1 else '[SEP] tokens'}: BERT reads two "
+                   "segments, A and B, and the first [SEP] (or the second box) already "
+                   "starts B.")
+    if facts["blank_pair"]:
+        st.caption("The second sentence is blank, so the first is read alone.")
+    for side, seen in (("A", "[CLS] [SEP] B [SEP]"), ("B", "[CLS] A [SEP] [SEP]")):
+        if facts["is_pair"] and facts["segments_full"]["AB".index(side)] == 0:
+            st.info(f"The tokenizer found nothing in sentence {side} (it drops spaces, control "
+                    f"and zero-width characters): the model reads {seen}.", icon="✍️")
 
 
 def computed_or_none(fn, *args):

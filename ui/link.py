@@ -1,7 +1,7 @@
 """The link: query parameters that restore a view, read once per session and kept in the
 address bar as the view changes.
 
-The frame owns FRAME_PARAMS (model, text, present). Every other parameter belongs to the page
+The frame owns FRAME_PARAMS (model, text, pair, present). Every other parameter belongs to the page
 that declares it (ui.page.Page.link): on the first run it waits in pending_params() until that
 page applies it. Messages never repeat a link's values: they are user text.
 """
@@ -13,7 +13,7 @@ from .guards import MAX_CHARS
 from .models import BUNDLED, model_choices
 from .sidebar import current_model
 
-FRAME_PARAMS = ("model", "text", "present")
+FRAME_PARAMS = ("model", "text", "pair", "present")
 BUNDLED_ID = "bundled"  # the bundled model's name in links (its full name still opens)
 URL_TEXT_MAX = 2_000  # a longer sentence is left out of the link (browsers cap URL length)
 
@@ -36,8 +36,8 @@ def clamp_int(raw, lo: int, hi: int, what: str):
 
 
 def read_query_params() -> list:
-    """Once per session, before the sidebar: take model and text from the link; keep every other
-    parameter for its page (pending_params). Returns messages for what was ignored."""
+    """Once per session, before the sidebar: take model, text and pair from the link; keep
+    every other parameter for its page (pending_params). Returns messages for what was ignored."""
     ss = st.session_state
     if ss.get("_link_read"):
         return []
@@ -50,12 +50,12 @@ def read_query_params() -> list:
             ss.model = BUNDLED
         else:
             notes.append(f"The link names a model this server does not offer; showing {BUNDLED}.")
-    if "text" in qp:
-        ss.text = qp["text"]
-        if len(qp["text"]) > MAX_CHARS:
-            notes.append(f"The link's text is longer than {MAX_CHARS:,} characters; "
-                         f"it was cut to that length.")
-            ss.text = qp["text"][:MAX_CHARS]
+    for param, what in (("text", "text"), ("pair", "second sentence")):
+        if param in qp:
+            ss[param] = qp[param][:MAX_CHARS]
+            if len(qp[param]) > MAX_CHARS:
+                notes.append(f"The link's {what} is longer than {MAX_CHARS:,} characters; "
+                             f"it was cut to that length.")
     if "present" in qp:
         ss._present = is_on(qp["present"])
     ss._pending = {k: qp[k] for k in qp if k not in FRAME_PARAMS}
@@ -91,14 +91,16 @@ def write_query_params(**values):
 
 
 def sync_link():
-    """The frame's part of the link: model (the bundled one by a short id) and sentence (a very
-    long one is left out). Never present=1: a link copied from a projector's address bar would
-    carry presentation mode to every student; the copy-link box offers it separately."""
-    text = st.session_state.get("text", "")
+    """The frame's part of the link: model (the bundled one by a short id), sentence and
+    second sentence (a very long one is left out). Never present=1: a link copied from a
+    projector's address bar would carry presentation mode to every student; the copy-link box
+    offers it separately."""
+    text, pair = st.session_state.get("text", ""), st.session_state.get("pair", "")
     model = current_model()
     write_query_params(model=BUNDLED_ID if model == BUNDLED else model,
-                       text=text if len(text) <= URL_TEXT_MAX else None, present=None)
-    if len(text) > URL_TEXT_MAX:  # the sender is told; the link alone would open the default
+                       text=text if len(text) <= URL_TEXT_MAX else None,
+                       pair=pair if pair and len(pair) <= URL_TEXT_MAX else None, present=None)
+    if max(len(text), len(pair)) > URL_TEXT_MAX:  # the sender is told
         st.caption(f"{style.ICON_LINK} This text is longer than {URL_TEXT_MAX:,} characters, "
                    "too long for a link: the address bar's link does not include it.")
 

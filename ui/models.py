@@ -93,24 +93,72 @@ def bert_or_raise(name: str):
 # Streamlit shows it only when a call runs longer than 0.5 s (streamlit/elements/spinner.py).
 @st.cache_data(**bounded(), show_spinner="Running the model on this text…")
 def attend(name: str, text: str, text_pair: str | None = None):
-    """The cached result of bert.attend for (model, text). Copied per caller."""
+    """The cached result of bert.attend for (model, text, pair). Copied per caller."""
     bert = bert_or_raise(name)
     return bert.attend(text, text_pair)
 
 
 @st.cache_data(**bounded(1024), show_spinner=False)
-def text_facts(name: str, text: str) -> dict:
-    """What the tokenizer makes of a text (no forward pass): small, so it is cheap to copy."""
+def text_facts(name: str, text: str, text_pair: str | None = None) -> dict:
+    """What the tokenizer makes of a text or a pair (no forward pass): small, so it is cheap to
+    copy. The pair is read as every caller reads it (Bert.encode: mha_core.text.split_pair)."""
     from mha_core.text import normalisation, typed_special, unknown_words
 
     bert = bert_or_raise(name)
-    enc = bert.encode(text)
-    unk = bert.tokenizer.unk_token
+    enc = bert.encode(text, text_pair)
+    src, unk = enc.source, bert.tokenizer.unk_token
     unknown_w, spelled_w, n_words = unknown_words(enc, unk)
     return dict(n_tokens=len(enc.tokens), n_full=enc.n_tokens_full, max_length=enc.max_length,
                 truncated=enc.truncated, only_special=all(enc.special),
-                typed_special=typed_special(enc, bert.tokenizer, text), unk_token=unk,
-                unknown=sum(t == unk for t in enc.tokens), unknown_words=unknown_w,
-                spelled_words=spelled_w, n_words=n_words,
-                normalised=normalisation(bert.tokenizer, text),
-                bundled=name == BUNDLED)
+                typed_special=typed_special(enc, bert.tokenizer, src.text, src.pair),
+                unk_token=unk, unknown=sum(t == unk for t in enc.tokens),
+                text=src.text, pair=src.pair, is_pair=src.pair is not None,
+                sep_typed=src.sep_typed, blank_pair=src.blank_pair, kept_seps=src.kept_seps,
+                a_blank=not src.text.strip(), segments=enc.segment_lengths(),
+                segments_full=enc.segments_full, masks=len(enc.masks),
+                masks_full=enc.n_masks_full,
+                mask_segments=sorted({enc.sequence_ids[t] for t in enc.masks}),
+                has_mlm=bert.has_mlm_head, unknown_words=unknown_w, spelled_words=spelled_w,
+                n_words=n_words, bundled=name == BUNDLED,
+                normalised=normalisation(bert.tokenizer, f"{src.text} {src.pair or ''}"))
+
+
+# --- masked words (the attention component's click-to-mask calls masked_word and change_maps) ---
+
+@st.cache_data(**bounded(), show_spinner=False)
+def masked_word(name: str, text: str, text_pair: str | None, position: int,
+                top_k: int = 5) -> dict:
+    """Mask the token at `position` (an index into the pair's tokens, [CLS] = 0): the top-k
+    predictions there (empty without a masked-LM head), the original token's probability and
+    rank, every head's masked map (L, H, T, T) and how far each head moved (L, H)."""
+    from mha_core.masking import mask_word
+
+    m = mask_word(bert_or_raise(name), text, text_pair, position, top_k)
+    return dict(position=m.position, token=m.token, predictions=m.predictions,
+                p_original=m.p_original, rank_original=m.rank_original,
+                attentions=m.attentions.numpy(), change=m.change)
+
+
+def change_maps(name: str, text: str, text_pair: str | None, position: int, layer: int):
+    """One layer's per-head difference, masked minus original: (H, T, T), in [-1, 1]."""
+    original = attend(name, text, text_pair).attentions[layer].numpy()  # (H, T, T)
+    return masked_word(name, text, text_pair, position)["attentions"][layer] - original
+
+
+@st.cache_data(**bounded(), show_spinner=False)
+def fill_mask(name: str, text: str, text_pair: str | None = None, top_k: int = 5) -> dict:
+    """The typed [MASK]s: their token positions and bert.fill_mask's lists, in order."""
+    bert = bert_or_raise(name)
+    return dict(positions=list(bert.encode(text, text_pair).masks),
+                predictions=bert.fill_mask(text, top_k, text_pair))
+
+
+@st.cache_data(**bounded(), show_spinner="Switching each head off in turn…")
+def mask_importance(name: str, text: str, text_pair: str | None, position: int | None) -> dict:
+    """Each head's importance for the masked word: the drop of its probability with that head
+    alone off (mha_core.masking.mask_importance)."""
+    from mha_core.masking import mask_importance as importance
+
+    m = importance(bert_or_raise(name), text, text_pair, position)
+    return dict(position=m.position, target=m.target, p_intact=m.p_intact,
+                importance=m.importance)

@@ -10,6 +10,15 @@ PRESETS = {
     "Cat on the mat": "The cat sat on the mat.",
     "Time flies": "Time flies like an arrow; fruit flies like a banana.",
 }
+# Examples that fill both boxes: a sentence pair, as BERT was trained on
+PAIR_PRESETS = {
+    "Pair: who had the telescope?": ("I saw the man with a telescope.",
+                                     "He was holding it in his hand."),
+    "Pair: the bank, twice": ("I went to the bank to deposit money.",
+                              "We sat on the bank of the river."),
+}
+# Every example as one line (a pair joined by [SEP]): Corpus search's example corpus
+EXAMPLE_LINES = [*PRESETS.values(), *(f"{a} [SEP] {b}" for a, b in PAIR_PRESETS.values())]
 # The word worth following in each preset (the Explorer's default focus token)
 PRESET_FOCUS = {
     "I saw the man with a telescope.": "with",

@@ -1,7 +1,8 @@
-"""The controls every page shares: model, sentence, examples, presentation mode. In the sidebar,
-or in a row above the page in presentation mode (the sidebar is then empty, so it is not shown).
-The frame (app.py) draws them once per run; their widget keys are the frame's own ("model",
-"text", "preset", "present_toggle", "present_leave"), the same in both places."""
+"""The controls every page shares: model, sentence, optional second sentence, examples,
+presentation mode. In the sidebar, or in a row above the page in presentation mode (the sidebar
+is then empty, so it is not shown). The frame (app.py) draws them once per run; their widget
+keys are the frame's own ("model", "text", "pair", "preset", "present_toggle",
+"present_leave"), the same in both places."""
 
 import streamlit as st
 
@@ -9,9 +10,12 @@ from . import share
 from .guards import MAX_CHARS
 from .models import BUNDLED, get_bert, model_choices, shape
 from .presentation import presenting, set_present
-from .presets import DEFAULT_TEXT, PRESETS
+from .presets import DEFAULT_TEXT, PAIR_PRESETS, PRESETS
 
 HELP = "Type any text and press Ctrl+Enter (⌘+Enter on a Mac)."
+PAIR_HELP = ("Optional. BERT reads two sentences as [CLS] A [SEP] B [SEP], with segment ids 0 "
+             "and 1. A [SEP] typed in the first box does the same. Ctrl+Enter applies it.")
+EXAMPLES = [*PRESETS, *PAIR_PRESETS]
 
 
 def current_model() -> str:
@@ -22,15 +26,26 @@ def current_text() -> str:
     return st.session_state.get("text", DEFAULT_TEXT)[:MAX_CHARS]
 
 
+def current_pair() -> str | None:
+    """The second sentence, or None when its box is empty. (Blank but not empty: passed on, so
+    the page says that it is read alone.)"""
+    pair = st.session_state.get("pair", "")[:MAX_CHARS]
+    return pair or None
+
+
 def text_was_cut() -> bool:
-    return len(st.session_state.get("text", "")) > MAX_CHARS
+    ss = st.session_state
+    return len(ss.get("text", "")) > MAX_CHARS or len(ss.get("pair", "")) > MAX_CHARS
 
 
 def _pick_preset():
-    choice = st.session_state.get("preset")
+    ss = st.session_state
+    choice = ss.get("preset")
     if choice in PRESETS:
-        st.session_state.text = PRESETS[choice]
-    st.session_state.preset = None
+        ss.text, ss.pair = PRESETS[choice], ""
+    elif choice in PAIR_PRESETS:
+        ss.text, ss.pair = PAIR_PRESETS[choice]
+    ss.preset = None
 
 
 def sidebar(needs_model: bool = True, page_path: str = ""):
@@ -40,16 +55,20 @@ def sidebar(needs_model: bool = True, page_path: str = ""):
     ss = st.session_state
     ss.setdefault("model", BUNDLED)
     ss.setdefault("text", DEFAULT_TEXT)
+    ss.setdefault("pair", "")
     if ss.model not in model_choices():
         ss.model = BUNDLED
     if needs_model:
         with st.spinner(f"Loading the model {ss.model}…"):  # in the main area
             get_bert(ss.model)  # cached after the first visit (serve.py starts it)
     if presenting():
-        c1, c2, c3, c4, c5 = st.columns([4, 3, 3, 2, 2.4], vertical_alignment="bottom")
+        c1, c1b, c2, c3, c4, c5 = st.columns([4, 3, 2.5, 2.5, 1.8, 2.2],
+                                             vertical_alignment="bottom")
         c1.text_area("Sentence", key="text", height=100, help=HELP,
                      label_visibility="collapsed", placeholder="Type a sentence…")
-        c2.selectbox("Examples", list(PRESETS), index=None, key="preset",
+        c1b.text_area("Second sentence (optional)", key="pair", height=100, help=PAIR_HELP,
+                      label_visibility="collapsed", placeholder="Second sentence (optional)…")
+        c2.selectbox("Examples", EXAMPLES, index=None, key="preset",
                      placeholder="Load an example…", on_change=_pick_preset)
         c3.selectbox("Model", list(model_choices()), key="model")
         share.open_slot(c4, page_path)
@@ -65,7 +84,8 @@ def sidebar(needs_model: bool = True, page_path: str = ""):
             st.caption(f"{shape(c.num_hidden_layers, c.num_attention_heads)}, "
                        f"hidden size {c.hidden_size}")
         st.text_area("Sentence", key="text", height=100, help=HELP)
-        st.selectbox("Examples", list(PRESETS), index=None, key="preset",
+        st.text_area("Second sentence (optional)", key="pair", height=68, help=PAIR_HELP)
+        st.selectbox("Examples", EXAMPLES, index=None, key="preset",
                      placeholder="Load an example…", on_change=_pick_preset)
         ss.present_toggle = presenting()
         st.toggle("Presentation mode", key="present_toggle", on_change=set_present,

@@ -130,12 +130,8 @@ def test_empty_and_long_text(bundled):
 
 @pytest.mark.parametrize("text", ["word " * 300, "unbelievably " * 100, "short one"])
 def test_corpus_lines_are_cut_to_128_tokens(bundled, text):
-    from mha_core.text import first_tokens
-
     full = bundled.encode(text)
-    cut = first_tokens(text, full, 128)
-    assert text.startswith(cut)
-    tokens = bundled.encode(cut).tokens
+    tokens = bundled.attend(text, max_length=128).tokens
     assert len(tokens) == min(128, len(full.tokens))
     assert tokens[:-1] == full.tokens[:len(tokens) - 1]  # the same pieces, then [SEP]
 
@@ -154,3 +150,12 @@ def test_the_link_keeps_the_corpus_choice(bundled):
                                array(chart(at, "ah_corpus_grid")["data"][0]["z"]))
     bad = open_app("all_heads", corpus="everything")
     assert any("not one of presets or own" in w.value for w in bad.warning)
+
+
+def test_a_corpus_line_with_a_typed_sep_is_a_pair_cut_longest_first(bundled):
+    a, b = "short one.", "word " * 300
+    res = bundled.attend(f"{a} [SEP] {b}", max_length=128)
+    assert len(res.tokens) == 128 and res.tokens.count("[SEP]") == 2
+    types = res.encoded.token_type_ids.tolist()
+    n_a = len(bundled.encode(a).tokens) - 2
+    assert types[:n_a + 2] == [0] * (n_a + 2) and set(types[n_a + 2:]) == {1}  # A kept whole

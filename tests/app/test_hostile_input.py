@@ -21,7 +21,8 @@ from ui.guards import MAX_CHARS
 
 # --- the fixed list ----------------------------------------------------------------------------
 
-TEXT_PAGES = ("explorer", "inside_mha", "all_heads", "head_lab", "head_view")  # read the sentence
+TEXT_PAGES = ("explorer", "inside_mha", "all_heads", "head_lab", "head_view",
+              "corpus_search")  # the pages that read the sentence
 LIMIT = "more than this model's limit of 512"
 NOTHING = "nothing in this text but [CLS] and [SEP]"
 FIXED = {  # input: what every text page must say (None: it just works, with charts)
@@ -29,8 +30,17 @@ FIXED = {  # input: what every text page must say (None: it just works, with cha
     "word " * 2_000: LIMIT,
     " " * 40: "Type a sentence",
     "\n\t \u3000 ": "Type a sentence",
-    "[SEP]": "typed as text",
-    "[CLS] [SEP] [MASK]": "`[CLS]`, `[MASK]`, `[SEP]` typed as text",
+    "[SEP]": "nothing before the [SEP]",
+    "[CLS] [SEP] [MASK]": "`[CLS]`, `[MASK]` typed as text",
+    "I saw the man. [SEP] He had a telescope.": "read as the pair separator",
+    "I saw the man. [SEP]": "only ends sentence A",
+    "a [SEP] b [SEP] c": "1 more [SEP] typed inside a sentence",
+    "word " * 300 + "[SEP]" + " more" * 400: "the longer sentence is cut first: A keeps 254 and "
+                                             "B keeps 255",
+    "[MASK] flies [SEP] fruit [MASK]": "read as the pair separator",
+    "[MASK] " * 10: "`[MASK]` typed as text",
+    "hi [SEP] \u200b\u200d": "found nothing in sentence B",
+    "\u200b [SEP] hello there": "found nothing in sentence A",
     "\u200b\u200c\u200d\ufeff\u2060": NOTHING,
     "\x00\x01\x02\x07\x08\x1b\x7f": NOTHING,
     "a\x00b\x1bc": None,
@@ -48,7 +58,7 @@ def test_fixed_hostile_text_on_every_page(sessions, bundled, text):
         said = messages(at)
         if want is None:
             assert "could not read" not in said, (page, said)
-            assert at.get("plotly_chart") or components(at), (page, said)
+            assert at.get("plotly_chart") or components(at) or at.get("table"), (page, said)
         else:
             assert want in said, (page, said)
     # The Explorer shows the text's own tokens, literally (escaped for plotly; raw for the
@@ -102,3 +112,37 @@ def test_link_numbers_that_are_not_numbers(bundled, focus):
     assert "layer is not a number" in said and "head is not a number" in said
     assert "focus token is not in this sentence" in said
     assert np.isfinite(at.slider(key="ex_layer").value)
+
+
+# --- the second sentence box ---------------------------------------------------------------------
+
+PAIRS = [  # (text, pair, what every text page must say)
+    ("I saw the man.", "   ", "The second sentence is blank"),
+    ("I saw the man.", "\u200b\x00", "found nothing in sentence B"),
+    ("word " * 600, "short one.", "A keeps 506 and B keeps 3"),
+    ("a [SEP] b", "c", "1 more [SEP] typed inside a sentence"),
+    ("", "only the second", "Type a sentence"),
+]
+
+
+@pytest.mark.parametrize("text,pair,want", PAIRS, ids=[repr(p[1][:8]) for p in PAIRS])
+def test_hostile_pairs_on_every_page(sessions, text, pair, want):
+    for page in TEXT_PAGES:
+        at = sessions.run(page, text=text, pair=pair)
+        assert want in messages(at), (page, messages(at))
+    sessions.run("explorer", text="I saw the man.", pair="")  # the next test starts clean
+
+
+MASKS = [  # (text, pair, what the Explorer's masked-word section says)
+    ("[MASK] flies like an arrow.", "Fruit flies like a [MASK].", "typed in both sentences"),
+    ("[MASK] " * 10, "", "10 [MASK]s typed: predictions are listed for the first 5"),
+    ("word " * 600 + "[MASK] [MASK]", "", "2 of the 2 [MASK]s typed are past this model's limit"),
+    ("the [MASK] .", "", "need a checkpoint with a masked-LM head"),
+]
+
+
+@pytest.mark.parametrize("text,pair,want", MASKS, ids=[repr(m[0][:10]) for m in MASKS])
+def test_hostile_masks_get_clear_messages(sessions, text, pair, want):
+    at = sessions.run("explorer", text=text, pair=pair)
+    assert want in messages(at), messages(at)
+    sessions.run("explorer", text="I saw the man.", pair="")

@@ -1,20 +1,24 @@
 """Property-based hostile input on every page, through the whole app (app.py's frame, AppTest):
 hypothesis feeds arbitrary unicode (and pieces known to break things) into every text box of
-every page: the sidebar's sentence, the toy words, the corpus lines, the two readings. No
+every page: the sidebar's sentence and second sentence, the toy words, the corpus lines (All
+heads and Corpus search), the two readings; and, on a tiny masked-LM checkpoint the test
+builds, [MASK]s and [SEP]s anywhere in a pair on the Explorer and the Head lab. No
 example may leave an exception element, render HTML from user text, start a process, write a
 file or read one outside the project and Python (sandboxed()).
 
 HEADSCOPE_FUZZ_EXAMPLES scales the number of examples (default: 360 over the pages; the Head
-view's 40 come on top).
+view's, pairs', corpus search's and masks' come on top).
 Under CI=true the examples are derandomised, so a run is repeatable.
 """
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from testkit.apptest import component, messages
+from testkit.apptest import Sessions, component, messages
+from testkit.models import save_tiny_mlm_bert
 from tests.conftest import CI
 from ui.guards import MAX_CHARS
 
@@ -38,10 +42,37 @@ def fuzz(n: int):
                     suppress_health_check=[HealthCheck.too_slow])
 
 
+MASKY = st.lists(st.one_of(st.sampled_from(["[MASK]", "[SEP]", "[MASK] " * 10, "the", "cat",
+                                            " ", "word " * 40]), st.text(max_size=4)),
+                 max_size=12).map("".join)
+
+
+@pytest.fixture(scope="module")
+def mlm_sessions(tmp_path_factory):
+    """Sessions on a tiny masked-LM checkpoint the test builds (its limit is 64 tokens, so a
+    [MASK] past the cut is easy to reach)."""
+    path = save_tiny_mlm_bert(tmp_path_factory.mktemp("fuzz-mlm") / "tiny-mlm")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("HEADSCOPE_MODELS", f"fuzz-mlm={path}")
+        yield Sessions(model="fuzz-mlm")
+
+
 @fuzz(100)
-@given(text=TEXT)
-def test_fuzz_explorer(sessions, text):
-    sessions.run("explorer", text=text)
+@given(text=TEXT, pair=st.one_of(st.just(""), TEXT))
+def test_fuzz_explorer(sessions, text, pair):
+    sessions.run("explorer", text=text, pair=pair)
+
+
+@fuzz(60)
+@given(text=st.one_of(MASKY, TEXT), pair=st.one_of(st.just(""), MASKY))
+def test_fuzz_masks_on_a_masked_lm_checkpoint(mlm_sessions, text, pair):
+    at = mlm_sessions.run("explorer", text=text, pair=pair)
+    boxes = [s for s in at.selectbox if s.label == "Word to mask"]
+    if boxes and len(boxes[0].options) > 1:  # mask the last word the box offers
+        last = boxes[0].options[-1]  # "B · 7: cat" or "7: cat": the position comes first
+        boxes[0].set_value(int(last.split(":")[0].split(" · ")[-1]))
+        mlm_sessions.run("explorer")
+    mlm_sessions.run("head_lab", text=text, pair=pair)
 
 
 @fuzz(60)
@@ -79,9 +110,15 @@ def test_fuzz_head_view(sessions, text):
 
 
 @fuzz(30)
-@given(text=TEXT)
-def test_fuzz_head_lab(sessions, text):
-    sessions.run("head_lab", text=text)
+@given(text=TEXT, pair=st.one_of(st.just(""), TEXT))
+def test_fuzz_head_lab(sessions, text, pair):
+    sessions.run("head_lab", text=text, pair=pair)
+
+
+@fuzz(40)
+@given(text=TEXT, lines=TEXT)
+def test_fuzz_corpus_search(sessions, text, lines):
+    sessions.run("corpus_search", text=text, cs_lines=lines)
 
 
 @fuzz(80)

@@ -30,7 +30,8 @@ def test_bundled_loads_and_is_frozen(bundled):
 
 
 def test_bert_prefix_and_gamma_beta_checkpoint_loads_and_matches(tiny_dir, tmp_path):
-    """An old masked-LM style checkpoint: `bert.` prefixes, LayerNorm gamma/beta, `cls.*` head,
+    """An old masked-LM style checkpoint: `bert.` prefixes, LayerNorm gamma/beta, a whole `cls.*`
+    head (its LayerNorm in gamma/beta too, the tied decoder stored, the NSP head beside it),
     saved as pytorch_model.bin."""
     sd = weights(tiny_dir)
     old = {}
@@ -39,13 +40,22 @@ def test_bert_prefix_and_gamma_beta_checkpoint_loads_and_matches(tiny_dir, tmp_p
         if "LayerNorm" in k:
             k = k.replace(".weight", ".gamma").replace(".bias", ".beta")
         old[k] = v
-    old["cls.predictions.bias"] = torch.zeros(10)
+    D, V = sd["embeddings.word_embeddings.weight"].shape[::-1]
+    old.update({"cls.predictions.bias": torch.zeros(V),
+                "cls.predictions.transform.dense.weight": torch.eye(D),
+                "cls.predictions.transform.dense.bias": torch.zeros(D),
+                "cls.predictions.transform.LayerNorm.gamma": torch.ones(D),
+                "cls.predictions.transform.LayerNorm.beta": torch.zeros(D),
+                "cls.predictions.decoder.weight": old["bert.embeddings.word_embeddings.weight"],
+                "cls.seq_relationship.weight": torch.zeros(2, D),
+                "cls.seq_relationship.bias": torch.zeros(2)})
     old["bert.embeddings.position_ids"] = torch.arange(64)[None]
     d = tmp_path / "old"
     shutil.copytree(tiny_dir, d)
     (d / "model.safetensors").unlink()
     torch.save(old, d / "pytorch_model.bin")
     ours = mha_core.load_bert(str(d))
+    assert ours.has_mlm_head
     res = ours.attend("the cat sat on the mat.")
     enc = ours.encode("the cat sat on the mat.")
     with torch.no_grad():

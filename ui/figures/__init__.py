@@ -7,9 +7,22 @@ family; every builder passes user text through labels.label (the one escaper).
 
 from . import charts, focus, head_grids, maps, matrices, tiles
 from .base import HOVER, for_projector
-from .charts import cost_figure, curves_figure, pruning_curve_figure, token_change_figure
+from .charts import (
+    cost_figure,
+    curves_figure,
+    prediction_bars,
+    pruning_curve_figure,
+    token_change_figure,
+)
 from .focus import focus_bars, focus_grid, token_colors
-from .head_grids import diff_grid_figure, importance_figure, map_change_figure, metric_grid_figure
+from .head_grids import (
+    diff_grid_figure,
+    importance_figure,
+    map_change_figure,
+    mask_change_figure,
+    mask_importance_figure,
+    metric_grid_figure,
+)
 from .maps import head_grid, heatmap
 from .matrices import (
     lab_maps_figure,
@@ -29,8 +42,8 @@ BUILDERS = tuple(
     and getattr(fn, "__module__", "") == module.__name__)
 
 __all__ = ["HOVER", "for_projector", "BUILDERS", "token_colors", "cost_figure", "curves_figure",
-           "pruning_curve_figure", "token_change_figure", "focus_bars", "focus_grid",
-           "diff_grid_figure", "importance_figure", "map_change_figure", "metric_grid_figure",
-           "head_grid", "heatmap", "lab_maps_figure", "matrix_figure", "neuron_figure",
-           "similarity_figure", "slices_figure", "atlas_figure", "rollout_figure",
-           "side_by_side_figure"]
+           "prediction_bars", "pruning_curve_figure", "token_change_figure", "focus_bars",
+           "focus_grid", "diff_grid_figure", "importance_figure", "map_change_figure",
+           "mask_change_figure", "mask_importance_figure", "metric_grid_figure", "head_grid",
+           "heatmap", "lab_maps_figure", "matrix_figure", "neuron_figure", "similarity_figure",
+           "slices_figure", "atlas_figure", "rollout_figure", "side_by_side_figure"]

@@ -66,3 +66,22 @@ def token_change_figure(tokens, change) -> go.Figure:
     top = float(change.max()) if change.size else 0.0
     fig.update_yaxes(range=[0, max(1e-3, 1.1 * top)])  # no heads off: a flat 0, not float noise
     return fig
+
+
+def prediction_bars(predictions, title="", highlight=None, height=None):
+    """The masked-LM head's top-k at one [MASK]: horizontal bars, most likely on top.
+    predictions: [(token, probability)]; highlight: a token to draw in another colour (the
+    word that was masked)."""
+    tokens = [t for t, _ in predictions]
+    probs = np.asarray([p for _, p in predictions], dtype=np.float64)
+    # unique labels: a categorical axis would merge two equal tokens
+    ticks = [label(t) + "\u200b" * i for i, t in enumerate(tokens)]
+    colors = ["#d62728" if t == highlight else "#1f77b4" for t in tokens]
+    fig = go.Figure(go.Bar(x=probs, y=ticks, orientation="h", marker_color=colors,
+                           text=[f"{p:.3f}" for p in probs], textposition="auto",
+                           hovertemplate="%{y}: %{x:.4f}<extra></extra>"))
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(title="probability", range=[0, max(0.05, float(probs.max(initial=0)))])
+    fig.update_layout(title=label(title), height=height or 60 + 28 * max(len(tokens), 3),
+                      margin={"l": 10, "r": 10, "t": 40, "b": 40})
+    return fig

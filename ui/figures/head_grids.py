@@ -78,3 +78,23 @@ def diff_grid_figure(diff, selected=None) -> go.Figure:
     return _head_grid(d, "Where the focus word looks: difference between the readings "
                          "(click a head)", "TV", text=np.vectorize(lambda v: f"{v:.2f}")(d),
                       zmin=0, zmax=1, colorscale="Oranges", selected=selected, selectable=True)
+
+
+def mask_change_figure(change, selected=None) -> go.Figure:
+    """How far each head's map moved when one word was masked (L, H): mean total variation
+    over the rows, 0 = unchanged, 1 = disjoint; clickable."""
+    c = np.asarray(change, dtype=np.float64)
+    return _head_grid(c, "How far each head's attention moved when the word was masked "
+                         "(click a head)", "TV", text=np.vectorize(lambda v: f"{v:.2f}")(c),
+                      zmin=0, zmax=max(0.05, float(c.max(initial=0))), colorscale="Purples",
+                      selected=selected, selectable=True)
+
+
+def mask_importance_figure(drop, target) -> go.Figure:
+    """Each head's importance for a masked word (L, H): how much the word's probability drops
+    when that head alone is off (red: the head helps; blue: the word gets likelier without it)."""
+    d = np.asarray(drop, dtype=np.float64)
+    m = max(1e-6, float(np.abs(d).max(initial=0)))
+    return _head_grid(d, f"Drop in P(“{target}”) at the mask when this head alone is off",
+                      "ΔP", text=np.vectorize(lambda v: f"{v:+.3f}")(d), zmin=-m, zmax=m,
+                      colorscale="RdBu_r")

@@ -1,0 +1,141 @@
+"""Corpus search (exBERT's): where else in a corpus is a token used the way it is used here?
+
+Pick a token of the sentence and a layer: the page lists the corpus tokens whose hidden state
+at that layer is most similar (cosine), with their sentences, and what each attends to in one
+head of the layer. The index is built once per (model, corpus, layer) and shared.
+"""
+
+import zlib
+
+import pandas as pd
+import streamlit as st
+
+from mha_core.corpus_search import build_index, matches, search
+from ui import guards, link, models, presets, sidebar
+from ui.labels import visible
+from ui.page import Page
+from ui.presets import EXAMPLE_LINES
+
+PAGE = Page("cs", keep=("cs_source", "cs_lines"), link=("layer", "head"))
+pending = PAGE.start()
+
+MAX_LINES = 2_000
+CORPUS_TOKENS = 128  # each line is cut to this many tokens, as in All heads' corpus mode
+CONTEXT = 60  # characters of the line shown on each side of a match
+
+
+@st.cache_resource(max_entries=4, ttl=models.CACHE_TTL, show_spinner=False)
+def corpus_index(name: str, sentences: tuple, layer: int):
+    """The index of a corpus at one layer (0-based), shared by every session: its arrays are
+    read-only."""
+    return build_index(models.bert_or_raise(name), sentences, layer, max_length=CORPUS_TOKENS)
+
+
+def cell(s: str) -> str:
+    """User text in a table cell (markdown): visible, escaped, on one line; "" stays empty."""
+    return guards.md_text(visible(s)) if s else ""
+
+
+def cut_left(s: str) -> str:
+    return s if len(s) <= CONTEXT else "…" + s[-CONTEXT:]
+
+
+def cut_right(s: str) -> str:
+    return s if len(s) <= CONTEXT else s[:CONTEXT] + "…"
+
+
+def targets_text(targets) -> str:
+    return " · ".join(f"{cell(t)} {w:.2f}" for t, w in targets)
+
+
+st.header("Corpus search")
+st.caption("exBERT's question: where else in a corpus is this token used the same way? The "
+           "page compares the token's hidden state at one layer with every token of a corpus "
+           "(cosine similarity) and lists the closest, with what each of them attends to in "
+           "one head of that layer.")
+name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
+bert = guards.model_or_stop(name)
+L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
+source = st.radio("Corpus", ["The examples", "My own lines"], horizontal=True, key="cs_source")
+if source == "The examples":
+    lines = EXAMPLE_LINES
+    st.caption(f"The sidebar's {len(EXAMPLE_LINES)} examples (a pair is one line with [SEP]). "
+               f"Paste your own lines for a real corpus: up to {MAX_LINES:,}.")
+else:
+    pasted = st.text_area(f"One sentence per line (up to {MAX_LINES:,}; a [SEP] in a line "
+                          "makes it a pair)", key="cs_lines", height=150)
+    lines = [line.strip()[:guards.MAX_CHARS] for line in pasted.splitlines() if line.strip()]
+    if len(lines) > MAX_LINES:
+        st.warning(f"{len(lines):,} lines pasted; the first {MAX_LINES:,} are used.")
+        lines = lines[:MAX_LINES]
+
+facts = guards.check_text(name, text, cut=sidebar.text_was_cut(), pair=pair,
+                          prompt="Type a sentence in the sidebar, then pick one of its tokens.")
+if facts is None:
+    st.stop()
+res = guards.computed_or_stop(models.attend, name, text, pair)
+
+ss = st.session_state
+for param, key, hi in (("layer", "cs_layer", L), ("head", "cs_head", H)):
+    if param in pending:
+        value, note = link.clamp_int(pending.pop(param), 1, hi, param)
+        if value is not None:
+            ss[key] = value
+        if note:
+            st.warning(note, icon="🔗")
+ss.setdefault("cs_layer", min(2, L))
+ss.setdefault("cs_head", 1)
+ss.cs_layer, ss.cs_head = min(ss.cs_layer, L), min(ss.cs_head, H)  # after a model change
+
+choices = [t for t, s in enumerate(res.special) if not s]
+crc = zlib.crc32("\x1f".join(res.tokens).encode("utf-8", "surrogatepass"))
+c1, c2, c3, c4 = st.columns([3, 3, 2, 2], vertical_alignment="bottom")
+start = presets.default_focus(text, res.tokens, res.special)  # a preset's word worth following
+token = c1.selectbox("Token", choices, key=f"cs_token_{crc:08x}",
+                     index=choices.index(start) if start in choices else 0,
+                     format_func=lambda t: f"{t}: {visible(res.tokens[t])}")
+if L > 1:
+    layer = c2.select_slider("Layer", list(range(1, L + 1)), key="cs_layer") - 1
+else:
+    layer = 0
+    c2.caption("Layer 1 (this model has one layer)")
+head = c3.selectbox("Head", list(range(1, H + 1)), key="cs_head",
+                    format_func=lambda h: f"head {h}") - 1
+k = c4.select_slider("Matches", [5, 10, 20, 50], value=10, key="cs_k")
+
+if not lines:
+    st.info("Paste at least one sentence, one per line.", icon="✍️")
+    st.stop()
+with st.spinner(f"Indexing {len(lines):,} sentence(s) at layer {layer + 1}…"):
+    index = guards.computed_or_none(corpus_index, name, tuple(lines), layer)
+if index is None:
+    st.stop()
+if index.skipped:
+    st.caption(f"{index.skipped} line(s) had no words the model could read and were left out.")
+if not len(index):
+    st.info("None of these lines has words the model can read.", icon="✍️")
+    st.stop()
+
+query = res.hidden_states[layer + 1][token].numpy()  # (D,)
+rows, scores = search(index, query, k)
+found = matches(index, rows, scores, head)
+own = res.attentions[layer, head, token].topk(min(3, len(res.tokens)))
+st.markdown(f"**Query:** token {token}, “{cell(res.tokens[token])}”, layer {layer + 1}. In "
+            f"head {head + 1} it attends to " + targets_text(
+                [(res.tokens[i], w) for i, w in zip(own.indices.tolist(), own.values.tolist())])
+            + ".")
+with st.container(key="cs_results"):
+    st.table(pd.DataFrame({
+        "similarity": [f"{m.score:.3f}" for m in found],
+        "before": [cell(cut_left(m.before)) for m in found],
+        "token": [f"**{cell(m.token)}**" for m in found],
+        "after": [cell(cut_right(m.after)) for m in found],
+        f"attends to (L{layer + 1} H{head + 1})": [targets_text(m.targets) for m in found],
+    }), border="horizontal")
+st.caption(f"{len(index):,} tokens of {len(lines):,} line(s) indexed at layer {layer + 1} (each "
+           f"line's first {CORPUS_TOKENS} tokens; [CLS] and [SEP] are not indexed). Similarity "
+           "is the cosine of the hidden states (the layer's output); the last column lists "
+           "each match's top three attention targets in the chosen head. If the sentence "
+           "itself is in the corpus, its own token comes first with similarity 1.")
+
+link.write_query_params(layer=layer + 1, head=head + 1)

@@ -1,0 +1,100 @@
+"""The Corpus search page (AppTest, inside the real frame): its table against a brute-force
+cosine ranking computed here from bert.attend of every corpus line, user text shown literally,
+and bad corpora and links with clear messages."""
+
+import re
+
+import numpy as np
+import pytest
+
+from testkit.apptest import messages, open_app, survives
+from ui.labels import visible
+from ui.presets import EXAMPLE_LINES
+
+EXAMPLE_TEXT = "I saw the man with a telescope."
+
+
+def table(at):
+    return at.get("table")[0].value
+
+
+def plain(cell: str) -> str:
+    """A table cell as a reader sees it: markdown's backslash escapes and bold removed."""
+    cell = re.sub(r"^\*\*(.*)\*\*$", r"\1", cell)
+    return re.sub(r"\\(.)", r"\1", cell)
+
+
+def token_box(at):
+    return next(s for s in at.selectbox if s.key.startswith("cs_token_"))
+
+
+def brute_force(bert, lines, query, layer):
+    """(cosine, line, position) of every non-special token of every line, best first."""
+    q = query / np.linalg.norm(query)
+    found = []
+    for i, line in enumerate(lines):
+        res = bert.attend(line, max_length=128)
+        for t, special in enumerate(res.special):
+            if not special:
+                v = res.hidden_states[layer + 1][t].numpy().astype(np.float64)
+                found.append((float(v @ q / np.linalg.norm(v)), i, t, res))
+    return sorted(found, key=lambda x: -x[0])
+
+
+@pytest.fixture(scope="module")
+def at(bundled):
+    at = open_app("corpus_search", text=EXAMPLE_TEXT, layer="2", head="3")
+    survives(at)
+    return at
+
+
+def test_matches_and_targets_against_bert_attend(bundled, at):
+    res = bundled.attend(EXAMPLE_TEXT)
+    pos = res.tokens.index("with")
+    token_box(at).set_value(pos).run()
+    survives(at)
+    lines = EXAMPLE_LINES
+    want = brute_force(bundled, lines, res.hidden_states[2][pos].numpy(), 1)[:10]
+    got = table(at)
+    assert len(got) == 10
+    np.testing.assert_allclose([float(s) for s in got["similarity"]], [w[0] for w in want],
+                               atol=1e-3)
+    assert plain(got["token"][0]) == "with" and float(got["similarity"][0]) == pytest.approx(1)
+    for row, (_, line, t, line_res) in zip(got.itertuples(index=False), want):
+        text = lines[line]
+        assert plain(row.before) + plain(row.token) + plain(row.after) == visible(text)
+        att = line_res.attentions[1, 2, t]  # layer 2, head 3 (from 1)
+        top = att.topk(3)
+        shown = row[4].split(" · ")
+        assert [s.rsplit(" ", 1)[0].replace("\\", "") for s in shown] == [
+            line_res.tokens[i] for i in top.indices.tolist()]
+        np.testing.assert_allclose([float(s.rsplit(" ", 1)[1]) for s in shown],
+                                   top.values.numpy(), atol=0.006)
+
+
+def test_pasted_lines_stay_text(bundled):
+    at = open_app("corpus_search", text="I saw the man with a telescope.")
+    at.radio(key="cs_source").set_value("My own lines").run()
+    lines = ["<script>alert(1)</script> with **bold** | pipe", "", "\u200b\u200d",
+             "a [SEP] b with `code` $x$"]
+    at.text_area(key="cs_lines").set_value("\n".join(lines)).run()
+    survives(at)
+    assert "1 line(s) had no words the model could read" in messages(at)
+    got = table(at)
+    shown = {plain(r.before) + plain(r.token) + plain(r.after) for r in got.itertuples()}
+    assert shown == {visible(lines[0]), visible(lines[3])}
+
+
+def test_bad_corpora_and_links_get_messages(bundled):
+    at = open_app("corpus_search", layer="99", head="0")
+    survives(at)
+    said = messages(at)
+    assert "layer 99 is outside 1–6" in said and "head 0 is outside 1–12" in said
+    at.radio(key="cs_source").set_value("My own lines").run()
+    assert "Paste at least one sentence" in messages(at)
+    at.text_area(key="cs_lines").set_value("\u200b\n\x00").run()
+    survives(at)
+    assert "None of these lines has words the model can read" in messages(at)
+    at.text_area(key="cs_lines").set_value("\n".join(["the cat sat."] * 2_005)).run()
+    survives(at)
+    assert "2,005 lines pasted; the first 2,000 are used" in messages(at)
