@@ -20,9 +20,11 @@ pending = PAGE.start()
 
 
 @st.cache_data(**models.bounded(), show_spinner=False)
-def lines_view(name: str, text: str, word_level: bool, hide_special: bool) -> dict:
-    """Every layer's heads as line entries (the strongest first), as the component takes them."""
-    res = models.attend(name, text)
+def lines_view(name: str, text: str, word_level: bool, hide_special: bool,
+               pair: str | None = None) -> dict:
+    """Every layer's heads as line entries (the strongest first), as the component takes them;
+    a sentence pair's segments for the filter (A→A, A→B, B→A, B→B)."""
+    res = models.attend(name, text, pair)
     att, labels, special = explorer_view(res.attentions, res, word_level, hide_special)
     segments = segments_view(res, word_level, hide_special)
     return lines_payload(att.numpy(), labels, special, segments=segments)
@@ -46,10 +48,10 @@ def parse_heads(raw: str, n_heads: int):
 
 
 # --- model and text ------------------------------------------------------------------------
-name, text = sidebar.current_model(), sidebar.current_text()
+name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
 bert = guards.model_or_stop(name)
 L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
-facts = guards.check_text(name, text, cut=sidebar.text_was_cut(),
+facts = guards.check_text(name, text, cut=sidebar.text_was_cut(), pair=pair,
                           prompt="Type a sentence in the sidebar (or load an example) to see "
                                  "its head view.")
 if facts is None:
@@ -80,7 +82,7 @@ word_level = c1.toggle("Whole words", key="hv_words",
                             "Explorer.")
 hide_special = c2.toggle("Hide [CLS]/[SEP]", key="hv_nospecial",
                          help="Drop the special tokens and renormalise each row to sum to 1.")
-p = guards.computed_or_stop(lines_view, name, text, word_level, hide_special)
+p = guards.computed_or_stop(lines_view, name, text, word_level, hide_special, pair)
 labels = p["tokens"]
 if "focus" in pending:
     found = link.resolve_focus(pending.pop("focus"), labels)

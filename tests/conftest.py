@@ -98,7 +98,6 @@ def sessions(bundled):
     corpus.radio(key="ah_corpus_source").set_value("My own lines").run()
     corpus.text_area(key="ah_corpus_lines").set_value("one line").run()
     corpus.toggle(key="ah_corpus_on").set_value(True).run()
-    s("corpus_search").radio(key="cs_source").set_value("My own lines").run()
     return s
 
 

@@ -10,7 +10,7 @@ from testkit.apptest import PAGES, _walk, go_to, open_app, survives
 from testkit.server import ROOT
 from ui.link import FRAME_PARAMS
 
-FRAME_KEYS = {"model", "text", "preset", "present_toggle", "present_leave"}
+FRAME_KEYS = {"model", "text", "pair", "preset", "present_toggle", "present_leave"}
 
 
 def declaration(page: str) -> dict:

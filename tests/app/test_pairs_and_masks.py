@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import mha_core
-from testkit.apptest import array, axis_tokens, chart, messages, open_app, survives
+from testkit.apptest import array, axis_tokens, chart, component, messages, open_app, survives
 from testkit.models import hf_mlm_reference, save_tiny_mlm_bert
 from ui.sidebar import EXAMPLES
 
@@ -59,7 +59,7 @@ def hf_run(hf, ids, types):
 def shown_tokens(at, page) -> list:
     """The tokens a page shows, read from what it drew."""
     if page == "explorer":
-        return axis_tokens(chart(at, "ex_grid")["data"][0]["x"])
+        return component(at, "ex_grid")["tokens"]
     if page == "all_heads":
         return ticks(chart(at, "ah_rollout_one"))
     if page == "head_lab":

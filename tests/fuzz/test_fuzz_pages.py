@@ -118,6 +118,9 @@ def test_fuzz_head_lab(sessions, text, pair):
 @fuzz(40)
 @given(text=TEXT, lines=TEXT)
 def test_fuzz_corpus_search(sessions, text, lines):
+    at = sessions("corpus_search")
+    if at.radio(key="cs_source").value != "My own lines":  # the pasted lines are fuzzed
+        at.radio(key="cs_source").set_value("My own lines").run()
     sessions.run("corpus_search", text=text, cs_lines=lines)
 
 

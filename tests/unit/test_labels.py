@@ -68,6 +68,11 @@ CALLS = {
     figures.lab_maps_figure: lambda: figures.lab_maps_figure(maps(2, N, N), T, [NASTY] * 2),
     figures.neuron_figure: lambda: figures.neuron_figure(T, np.ones((N, 3)), np.ones(N),
                                                          np.full(N, 1 / N), NASTY),
+    figures.mask_change_figure: lambda: figures.mask_change_figure(np.ones((2, 3)), (0, 1)),
+    figures.mask_importance_figure: lambda: figures.mask_importance_figure(np.ones((2, 3)),
+                                                                           NASTY),
+    figures.prediction_bars: lambda: figures.prediction_bars([(NASTY, 0.5), ("cat", 0.25)],
+                                                             NASTY, highlight=NASTY),
 }
 
 
@@ -98,5 +103,6 @@ def test_every_builder_draws_user_text_literally(builder):
         assert "\x00" not in s and "\x1b" not in s and "\u202e" not in s, s
         assert "<script" not in s and "\u200b\u200b" not in s, s
     if builder not in (figures.importance_figure, figures.map_change_figure,
-                       figures.diff_grid_figure, figures.pruning_curve_figure):  # no user text
+                       figures.diff_grid_figure, figures.pruning_curve_figure,
+                       figures.mask_change_figure):  # these draw no text of the user's
         assert any(SEEN in s or "&amp;amp;" in s for s in every), builder.__name__
