@@ -107,7 +107,7 @@ def test_a_pair_example_fills_both_boxes_and_a_single_one_clears_the_second(bund
     at.selectbox(key="preset").set_value(pair_example).run()
     survives(at)
     assert at.text_area(key="pair").value
-    tokens = axis_tokens(chart(at, "ex_grid")["data"][0]["x"])
+    tokens = component(at, "ex_grid")["tokens"]
     assert tokens.count("[SEP]") == 2
     at.selectbox(key="preset").set_value(EXAMPLES[0]).run()
     assert at.text_area(key="pair").value == ""
