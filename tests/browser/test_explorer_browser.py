@@ -102,9 +102,21 @@ def test_presentation_link_hides_the_sidebar_and_enlarges_the_page(app_url, page
 
 
 def point_at(page, key, m, q, k, G):
-    """Page coordinates of cell (q, k) of map m (an entry of the component's data-layout)."""
-    box = page.locator(f".st-key-{key} canvas.hs-main").bounding_box()
+    """Viewport coordinates of cell (q, k) of map m (an entry of the component's data-layout),
+    the page first scrolled so that the cell is on screen (a mouse cannot hover off screen)."""
+    canvas = page.locator(f".st-key-{key} canvas.hs-main")
     cell = m["size"] / G
+    box = canvas.bounding_box()
+    y = box["y"] + m["y"] + (q + 0.5) * cell
+    height = page.viewport_size["height"]
+    if not 0 < y < height:  # scroll the main area (the wheel over it), then wait until it moved
+        before = host(page, key).bounding_box()["y"]
+        page.mouse.move(box["x"] + 5, min(max(box["y"], 0) + 5, height - 5))
+        page.mouse.wheel(0, y - height / 2)
+        page.wait_for_function("([sel, y0]) => Math.abs(document.querySelector(sel)"
+                               ".getBoundingClientRect().y - y0) > 1",
+                               arg=[f".st-key-{key} [data-drawn]", before])
+        box = canvas.bounding_box()
     return box["x"] + m["x"] + (k + 0.5) * cell, box["y"] + m["y"] + (q + 0.5) * cell
 
 
