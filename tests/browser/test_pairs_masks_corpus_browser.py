@@ -170,7 +170,7 @@ def go_to(page, title):
     """Follow the sidebar's link to a page once the first page has finished its run. (A click
     while a session's first run is still going can leave the sentence box empty in the browser,
     whatever the page: a race in the frame, reported with issue 15, not what is tested here.)"""
-    page.locator(".st-key-ex_grid .main-svg").first.wait_for(timeout=60_000)
+    page.locator(".st-key-ex_grid [data-drawn]").first.wait_for(timeout=60_000)
     wait_idle(page)
     page.get_by_role("link", name=re.compile(rf"^\W*{title}$")).click()
 
