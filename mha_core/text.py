@@ -185,8 +185,8 @@ def to_word_level(att: torch.Tensor, groups) -> torch.Tensor:
 
 def normalisation(tokenizer, text: str) -> dict:
     """What the tokenizer's normaliser does to this text's letters before splitting it: an
-    uncased BERT lowers capitals and strips accents. {"lowercases": some word of this text lost
-    its capitals, "strips": the normaliser strips accents, "examples": up to 3 (word, as read)
+    uncased BERT lowers capitals and strips accents. {"lowercases": a word of this text that
+    does not start a sentence lost its capitals, "strips": the normaliser strips accents, "examples": up to 3 (word, as read)
     pairs of this text that lost accents}. Other changes (control or zero-width characters
     removed) are not counted here: they are not about the language."""
     norm = getattr(getattr(tokenizer, "backend_tokenizer", None), "normalizer", None)
@@ -198,9 +198,11 @@ def normalisation(tokenizer, text: str) -> dict:
     elif strip is None:  # BERT's rule: accents are stripped when the text is lowercased
         strip = lower
     lower, strip = bool(lower), bool(strip)
-    lowercases, examples = False, []
+    lowercases, examples, starts = False, [], True
     for word in text.split()[:2000]:
-        lowercases |= lower and word != word.lower()
+        # capitals that carry something (a name, "Paris"): not a sentence's first letter
+        lowercases |= lower and not starts and word != word.lower()
+        starts = word[-1] in ".!?"
         accented = any(unicodedata.combining(c) for c in unicodedata.normalize("NFD", word))
         if strip and accented and len(examples) < 3:
             examples.append((word, norm.normalize_str(word).replace(" ", "")))

@@ -8,9 +8,20 @@ import zlib
 import numpy as np
 import streamlit as st
 
-from mha_core.metrics import entropy, head_divergence
+from mha_core.metrics import entropy, head_divergence, map_summary, token_kinds, word_focus
 from mha_core.views import explorer_view, focus_targets
-from ui import figures, guards, link, masked_words, models, presets, shared_view, sidebar, style
+from ui import (
+    captions,
+    figures,
+    guards,
+    link,
+    masked_words,
+    models,
+    presets,
+    shared_view,
+    sidebar,
+    style,
+)
 from ui.attention import attention, focus_payload, grid_payload
 from ui.export import attention_csv, attention_json
 from ui.labels import visible
@@ -21,6 +32,7 @@ PAGE = Page("ex", keep=("ex_words", "ex_nospecial"),
             link=("layer", "head", "focus", "words", "nospecial"))
 pending = PAGE.start()
 
+WINDOW = 40  # maps of longer texts show a window of this many tokens
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 
@@ -49,9 +61,12 @@ def layer_view(name: str, text: str, layer: int, word_level: bool, hide_special:
     heads, labels, special = explorer_view(res.attentions[layer], res, word_level, hide_special)
     single = explorer_view(res.single_head[layer], res, word_level, hide_special)[0]  # (G, G)
     mean = heads.mean(dim=0)  # (G, G): the mean of the maps shown
+    kinds = token_kinds(labels, special)
+    words = [not (s or p) for s, p in zip(special, kinds["punct"])]
     return dict(labels=labels, special=special, heads=heads.numpy(), single=single.numpy(),
                 mean=mean.numpy(), h_heads=entropy(heads).tolist(),
-                h_single=float(entropy(single)), h_mean=float(entropy(mean)), tokens=res.tokens)
+                h_single=float(entropy(single)), h_mean=float(entropy(mean)), tokens=res.tokens,
+                word_focus=word_focus(heads, words), single_summary=map_summary(single))
 
 
 @st.cache_data(**models.bounded(), show_spinner=False)
@@ -79,11 +94,16 @@ if facts is None:
 # Layers and heads are numbered from 1 on every page and in the link, as in the papers
 # (Clark et al. 2019's "head 8-10"); `layer` and `head` below are 0-based indices.
 ss = st.session_state
+view_from = dict(pending)
+view_from.update(presets.take_example_view())  # an example picked: the view it is about
 for param, key, hi in (("layer", "ex_layer", L), ("head", "ex_head", H)):
-    if param in pending:
-        value, note = link.clamp_int(pending.pop(param), 1, hi, param)
+    if param in view_from:
+        pending.pop(param, None)
+        value, note = link.clamp_int(view_from[param], 1, hi, param)
         if value is not None:
             ss[key] = value
+            if key == "ex_head":
+                ss.ex_head_auto = False  # a head named in a link or an example stays
         if note:
             st.warning(note, icon=style.ICON_LINK)
 for param, key in (("words", "ex_words"), ("nospecial", "ex_nospecial")):
@@ -91,66 +111,126 @@ for param, key in (("words", "ex_words"), ("nospecial", "ex_nospecial")):
         ss[key] = link.is_on(pending.pop(param))
 # Widget state is dropped on a run that does not draw the widget (another page, a model that
 # failed to load); "ex_shown" keeps the layer and head until the widgets are back.
-shown = ss.get("ex_shown", (None, 1))
+shown = ss.get("ex_shown", (None, None))
 if "ex_layer" not in ss:
     ss.ex_layer = shown[0] if shown[0] is not None else default_layer(name) + 1
-ss.setdefault("ex_head", shown[1])
-ss.ex_layer, ss.ex_head = min(ss.ex_layer, L), min(ss.ex_head, H)  # after a model change
+ss.ex_layer = min(ss.ex_layer, L)  # after a model change
+layer = ss.ex_layer - 1
+word_level, hide_special = ss.get("ex_words", False), ss.get("ex_nospecial", False)
+v = guards.computed_or_stop(layer_view, name, text, layer, word_level, hide_special, pair)
+# The enlarged head, until the reader picks one: the layer's head that links words to other
+# words most sharply (metrics.word_focus), so the first view is not a [CLS] sink
+if ss.get("ex_head_auto", True) or "ex_head" not in ss:
+    ss.ex_head = int(np.argmax(v["word_focus"])) + 1
+ss.ex_head = min(ss.ex_head, H)
 
-c1, c2, c3, c4 = st.columns([3, 2, 2, 2], vertical_alignment="bottom")
+
+def picked_head():
+    ss.ex_head_auto = False
+
+
+c1, c2, c5, c3, c4 = st.columns([3, 2, 2.2, 1.6, 1.6], vertical_alignment="bottom")
 if L > 1:
     layer = c1.slider("Layer", 1, L, key="ex_layer") - 1
 else:  # a slider needs two values
     layer = 0
     c1.caption("Layer 1 (this model has one layer)")
 head = c2.selectbox("Enlarge head", list(range(1, H + 1)), key="ex_head",
-                    format_func=lambda h: f"head {h}") - 1
+                    format_func=lambda h: f"head {h}", on_change=picked_head,
+                    help="Until you choose, the head shown large is the one whose words look "
+                         "most sharply at other words (the mean, over the words, of the "
+                         "largest weight a word puts on another word, leaving out [CLS], "
+                         "[SEP], punctuation and itself).") - 1
 word_level = c3.toggle("Whole words", key="ex_words",
                        help="Merge subword pieces into words (Clark et al. 2019): attention "
                             "to a word is summed over its pieces, attention from it averaged.")
 hide_special = c4.toggle("Hide [CLS]/[SEP]", key="ex_nospecial",
                          help="Drop the special tokens and renormalise each row to sum to 1.")
 ss.ex_shown = (layer + 1, head + 1)
-
-v = guards.computed_or_stop(layer_view, name, text, layer, word_level, hide_special, pair)
 labels = v["labels"]
 if hide_special:
     st.caption("[CLS] and [SEP] are hidden: each row is renormalised over the remaining tokens "
                "to sum to 1, and entropies are of these maps.")
+# a long text: the maps show a window of tokens, so that labels stay readable
+G = len(labels)
+tokens_id = zlib.crc32(chr(0).join(labels).encode("utf-8", "surrogatepass"))
+# the focus token (the link's or an example's first), in the row of controls
+if "focus" in view_from:
+    pending.pop("focus", None)
+    found = link.resolve_focus(view_from["focus"], labels)
+    if found is None:
+        st.warning("The link's focus token is not in this sentence; it was ignored.",
+                   icon=style.ICON_LINK)
+    else:
+        ss.ex_focus_at = (labels[found], found)
+start = link.kept_focus(ss.get("ex_focus_at", ("", -1)), labels)
+if start is None:
+    start = presets.default_focus(text, labels, v["special"])
+query = c5.selectbox("Focus token", list(range(len(labels))), index=start,
+                     key=f"ex_focus_{tokens_id:08x}",
+                     format_func=lambda i: f"{i}: {visible(labels[i])}",
+                     help="The token whose attention the focus grid follows through every "
+                          "head of every layer.")
+ss.ex_focus_at = (labels[query], query)
 
-# --- per-head grid | the single head and the mean (the attention component, drawn in the
-# browser: hover highlights a token's row and column in every map, a click enlarges a head) ---
+lo, hi = 0, G
+if G > WINDOW:
+    lo, hi = st.slider("Tokens shown in the maps", 0, G, (0, WINDOW), key=f"ex_window_{G}",
+                       help=f"The maps show at most {WINDOW} tokens at a time, so that every "
+                            "label stays readable; the focus view uses every token.")
+    hi = max(hi, lo + 1)
+    st.caption(f"Tokens {lo}–{hi - 1} of {G}: each map shows these rows and columns only "
+               "(a row's weights on other tokens are outside the window).")
+
+
+# --- the heads, the single head and the mean | the focus token (the attention component:
+# hover highlights a token's row and column in every map, a click enlarges a head) ---------
 def enlarge(i: int):
     if 0 <= i < H:
-        ss.ex_head = i + 1
+        ss.ex_head, ss.ex_head_auto = i + 1, False
 
 
 def open_head(layer_: int, head_: int):
     """A click on the focus grid: show that layer and enlarge that head."""
     if 0 <= layer_ < L and 0 <= head_ < H:
-        ss.ex_layer, ss.ex_head = layer_ + 1, head_ + 1
+        ss.ex_layer, ss.ex_head, ss.ex_head_auto = layer_ + 1, head_ + 1, False
 
 
+window = slice(lo, hi)
 titles = [f"head {h + 1} · {v['h_heads'][h]:.2f} nats" for h in range(H)]
-titles += [f"single head (width {D}) · {v['h_single']:.2f} nats",
-           f"mean of the {H} heads · {v['h_mean']:.2f} nats"]
+titles += [f"single head · {v['h_single']:.2f} nats", f"mean of heads · {v['h_mean']:.2f} nats"]
 maps = np.concatenate([v["heads"], v["single"][None], v["mean"][None]])  # (H + 2, G, G)
-attention(grid_payload(maps, labels, v["special"], titles, heads=H, selected=head),
-          key="ex_grid", on_head=enlarge, filename=f"attention_L{layer + 1}",
-          tag=f"layer {layer + 1}")
-st.caption(
-    f"Each map: rows are the tokens looking (queries), columns the tokens looked at (keys); "
-    f"darker means more attention, and entropy (nats) says how spread a row is. Hover a cell "
-    f"to read its weight and see that row and column in every map; click a head to enlarge it. "
-    f"The **single head** reads layer {layer + 1}'s weights as one head of width {D}: its "
-    f"scores are the {H} heads' scores added up and put through one softmax, so the biggest "
-    f"sum wins and it collapses onto one token. The **mean** is what most tools show: a blur "
-    f"of the heads.")
+maps_col, focus_col = st.columns([3, 2], gap="medium")
+with maps_col:
+    attention(grid_payload(maps[:, window, window], labels[window], v["special"][window],
+                           titles, heads=H, selected=head, fit=True),
+              key="ex_grid", on_head=enlarge, filename=f"attention_L{layer + 1}",
+              tag=f"layer {layer + 1}")
 
-# --- the enlarged head, with downloads | the focus token -----------------------------------
-big, focus_col = st.columns([2, 3], gap="medium")
+with focus_col:
+    token_level = not (word_level or hide_special)  # positions are token positions
+    shared_view.remember(layer, head, labels[query], query if token_level else None)
+    f = guards.computed_or_stop(focus_view, name, text, query, word_level, hide_special, pair)
+    colors = figures.token_colors(labels, v["special"])
+    attention(focus_payload(f["top"], f["weight"], labels, colors, labels[query], layer=layer,
+                            head=head),
+              key="ex_focus_grid", on_cell=open_head, filename="focus", tag=f"focus {query}")
+    st.caption(captions.single_head(v["single_summary"], labels, layer, H, D))
+    st.page_link("pages/training_lab.py", icon=":material/model_training:",
+                 label="One head trained against many: the Training lab")
+
+st.caption(
+    "Each map: rows are the tokens looking (queries), columns the tokens looked at (keys); "
+    "darker means more attention, and entropy (nats) says how spread a row is. Hover a cell to "
+    "read its weight and see that row and column in every map; click a head to enlarge it. The "
+    "**mean** of the heads is what most tools show: a blur of them. The focus grid gives, for "
+    "every head of every layer, the token the focus token looks at most and its weight; the "
+    "layer shown is framed and the enlarged head is red; click a cell to open it.")
+
+# --- the enlarged head, with downloads | the focus token's attention, per head --------------
+big, bars = st.columns([2, 3], gap="medium")
 weights = v["heads"][head]  # (G, G)
-plot(big, figures.heatmap(weights, labels, height=520,
+plot(big, figures.heatmap(weights[window, window], labels[window], height=520,
                           title=f"layer {layer + 1}, head {head + 1} · "
                                 f"{v['h_heads'][head]:.2f} nats"),
      config=PLOT_CONFIG, theme=None, key="ex_big")
@@ -162,32 +242,8 @@ d1.download_button("Download CSV", lambda: attention_csv(labels, weights), mime=
 d2.download_button("Download JSON", lambda: attention_json(labels, weights, **meta),
                    mime="application/json", file_name=f"attention_L{layer + 1}_H{head + 1}.json",
                    width="stretch")
-
-with focus_col:
-    # a new list of tokens gets a fresh widget (crc32: the same key in every server process)
-    tokens_id = zlib.crc32(chr(0).join(labels).encode("utf-8", "surrogatepass"))
-    if "focus" in pending:
-        found = link.resolve_focus(pending.pop("focus"), labels)
-        if found is None:
-            st.warning("The link's focus token is not in this sentence; it was ignored.",
-                       icon=style.ICON_LINK)
-        else:
-            ss.ex_focus_at = (labels[found], found)
-    start = link.kept_focus(ss.get("ex_focus_at", ("", -1)), labels)
-    if start is None:
-        start = presets.default_focus(text, labels, v["special"])
-    query = st.selectbox("Focus token", list(range(len(labels))), index=start,
-                         key=f"ex_focus_{tokens_id:08x}",
-                         format_func=lambda i: f"{i}: {visible(labels[i])}")
-    ss.ex_focus_at = (labels[query], query)
-    token_level = not (word_level or hide_special)  # positions are token positions
-    shared_view.remember(layer, head, labels[query], query if token_level else None)
-    f = guards.computed_or_stop(focus_view, name, text, query, word_level, hide_special, pair)
-    colors = figures.token_colors(labels, v["special"])
-    attention(focus_payload(f["top"], f["weight"], labels, colors, labels[query]),
-              key="ex_focus_grid", on_cell=open_head, filename="focus", tag=f"focus {query}")
-    plot(st, figures.focus_bars(f["rows"][layer], labels, v["special"], labels[query], layer),
-         config=PLOT_CONFIG, theme=None, key="ex_focus_bars")
+plot(bars, figures.focus_bars(f["rows"][layer], labels, v["special"], labels[query], layer),
+     config=PLOT_CONFIG, theme=None, key="ex_focus_bars")
 
 link.write_query_params(layer=layer + 1, head=head + 1, focus=link.focus_param(labels, query),
                         words=1 if word_level else None, nospecial=1 if hide_special else None)

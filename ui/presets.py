@@ -1,4 +1,7 @@
-"""The example sentences offered in the sidebar, and the word worth following in each."""
+"""The example sentences offered in the sidebar, the word worth following in each, and the view
+each is about."""
+
+import streamlit as st
 
 DEFAULT_TEXT = "I saw the man with a telescope."
 PRESETS = {
@@ -38,3 +41,26 @@ def default_focus(text: str, labels, special) -> int:
     if want in lowered:
         return lowered.index(want)
     return next((i for i, s in enumerate(special) if not s), 0)
+
+
+# The view each example is about (docs/teaching.md's lessons): picking the example opens the
+# Explorer on it. Layers and heads numbered from 1, as in links.
+EXAMPLE_VIEW = {
+    "I saw the man with a telescope.": {"layer": "2", "head": "10", "focus": "with"},
+    "The astronomer saw the man with a telescope.": {"layer": "2", "head": "10", "focus": "with"},
+    "The animal didn't cross the street because it was too tired.":
+        {"layer": "4", "head": "2", "focus": "it"},
+}
+_EXAMPLE_KEY = "_example_view"
+
+
+def choose_example_view(text: str):
+    """The sidebar's call when an example is picked: its view, or its focus word alone."""
+    view = EXAMPLE_VIEW.get(text) or ({"focus": PRESET_FOCUS[text]} if text in PRESET_FOCUS
+                                       else {})
+    st.session_state[_EXAMPLE_KEY] = dict(view)
+
+
+def take_example_view() -> dict:
+    """The Explorer's call: the view of the example picked last, once."""
+    return st.session_state.pop(_EXAMPLE_KEY, {})

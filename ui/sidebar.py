@@ -10,7 +10,7 @@ from . import share
 from .guards import MAX_CHARS
 from .models import BUNDLED, get_bert, model_choices, shape
 from .presentation import presenting, set_present
-from .presets import DEFAULT_TEXT, PAIR_PRESETS, PRESETS
+from .presets import DEFAULT_TEXT, PAIR_PRESETS, PRESETS, choose_example_view
 
 HELP = "Type any text and press Ctrl+Enter (⌘+Enter on a Mac)."
 PAIR_HELP = ("Optional. BERT reads two sentences as [CLS] A [SEP] B [SEP], with segment ids 0 "
@@ -43,6 +43,7 @@ def _pick_preset():
     choice = ss.get("preset")
     if choice in PRESETS:
         ss.text, ss.pair = PRESETS[choice], ""
+        choose_example_view(PRESETS[choice])  # the Explorer opens on the view it is about
     elif choice in PAIR_PRESETS:
         ss.text, ss.pair = PAIR_PRESETS[choice]
     ss.preset = None
@@ -56,23 +57,25 @@ def sidebar(needs_model: bool = True, page_path: str = ""):
     ss.setdefault("model", BUNDLED)
     ss.setdefault("text", DEFAULT_TEXT)
     ss.setdefault("pair", "")
+    for key in ("model", "text", "pair"):  # kept when the widget changes (presentation mode
+        ss[key] = ss[key]                  # draws the sentence as a one-line input)
     if ss.model not in model_choices():
         ss.model = BUNDLED
     if needs_model:
         with st.spinner(f"Loading the model {ss.model}…"):  # in the main area
             get_bert(ss.model)  # cached after the first visit (serve.py starts it)
-    if presenting():
-        c1, c1b, c2, c3, c4, c5 = st.columns([4, 3, 2.5, 2.5, 1.8, 2.2],
-                                             vertical_alignment="bottom")
-        c1.text_area("Sentence", key="text", height=100, help=HELP,
-                     label_visibility="collapsed", placeholder="Type a sentence…")
-        c1b.text_area("Second sentence (optional)", key="pair", height=100, help=PAIR_HELP,
-                      label_visibility="collapsed", placeholder="Second sentence (optional)…")
+    if presenting():  # one low row, so the page's main figure fits the projector's screen
+        c1, c2, c3, c4 = st.columns([5, 2.6, 1.3, 1.9], vertical_alignment="center")
+        c1.text_input("Sentence", key="text", help="Type any text and press Enter.",
+                      label_visibility="collapsed", placeholder="Type a sentence…")
         c2.selectbox("Examples", EXAMPLES, index=None, key="preset",
-                     placeholder="Load an example…", on_change=_pick_preset)
-        c3.selectbox("Model", list(model_choices()), key="model")
-        share.open_slot(c4, page_path)
-        c5.button("Leave presentation", on_click=set_present, args=(False,),
+                     label_visibility="collapsed", placeholder="Load an example…",
+                     on_change=_pick_preset)
+        with c3.popover("More", icon=":material/more_horiz:", width="stretch"):
+            st.text_area("Second sentence (optional)", key="pair", height=68, help=PAIR_HELP)
+            st.selectbox("Model", list(model_choices()), key="model")
+            share.open_slot(st, page_path)
+        c4.button("Leave presentation", on_click=set_present, args=(False,),
                   key="present_leave", width="stretch")
         return
     with st.sidebar:

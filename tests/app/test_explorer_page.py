@@ -182,7 +182,7 @@ def test_nonsense_link_is_clamped_or_ignored_with_messages(bundled):
     assert at.slider(key="ex_layer").value == bundled.config.num_hidden_layers
     assert at.selectbox(key="ex_head").value == 1
     assert at.selectbox(key="model").value == models.BUNDLED
-    assert len(shown(at)[1]) == 512
+    assert len(shown(at)[1]) == 40 and "Tokens 0–39 of 512" in messages(at)  # a window
 
     huge = new_app(text="a" * (MAX_CHARS + 10), layer="x")
     said = messages(huge)

@@ -22,7 +22,7 @@ def test_presentation_mode_toggle_link_and_leave(bundled):
     at.toggle(key="present_toggle").set_value(True).run()
     survives(at)
     assert not at.sidebar.text_area  # the sidebar is empty, so Streamlit does not show it
-    assert at.text_area(key="text").value == mine  # moved above the page, text kept
+    assert at.text_input(key="text").value == mine  # moved above the page, text kept
     assert (at.slider(key="ex_layer").value, at.selectbox(key="ex_head").value) == (4, 7)
     assert style.PRESENT_CSS in [h.proto.body for h in at.get("html")]
     assert chart_height(at, "ex_big") == int(normal * style.PROJECTOR_SCALE)
@@ -33,7 +33,7 @@ def test_presentation_mode_toggle_link_and_leave(bundled):
     students, projector = [c.value for c in at.code]
     assert "present" not in students and projector == students + "&present=1"
 
-    at.text_area(key="text").set_value("The cat sat on the mat.").run()  # still typeable
+    at.text_input(key="text").set_value("The cat sat on the mat.").run()  # still typeable
     assert at.query_params["text"] == "The cat sat on the mat."
     presented = chart_height(at, "ex_big")
 

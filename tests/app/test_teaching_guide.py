@@ -41,7 +41,8 @@ def test_every_link_opens_its_view(bundled, link):
     assert shown_page(at) == page
     assert "The link" not in messages(at)  # nothing in the link was ignored or clamped
     if "text" in query:
-        assert at.text_area(key="text").value == query["text"]
+        box = at.text_input if query.get("present") == "1" else at.text_area
+        assert box(key="text").value == query["text"]
     if query.get("present") == "1":  # presentation mode: the sentence box is above the page
         assert not at.sidebar.text_area and at.button(key="present_leave")
     if page == "explorer":

@@ -98,3 +98,13 @@ function labelRoom(ctx, labels, px, cap) {
   for (const t of labels) w = Math.max(w, ctx.measureText(t).width);
   return Math.ceil(Math.min(w, cap)) + 6;
 }
+
+// Text in a box of `width` px: the font shrinks (from px down to 8 px) before the text is cut
+function fitText(ctx, text, width, px) {
+  let size = px;
+  ctx.font = fontPx(size);
+  while (size > 8 && ctx.measureText(text).width > width) ctx.font = fontPx(--size);
+  let t = text;
+  while (t.length > 1 && ctx.measureText(t).width > width) t = t.slice(0, -2) + "\u2026";
+  return t;
+}

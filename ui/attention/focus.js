@@ -7,8 +7,8 @@ function focusLayout(f) {
   const d = f.data, s = d.scale, L = d.layers, H = d.heads;
   const lab = 34 * s, title = 26 * s;
   const cw = Math.max(28, Math.min(72 * s, Math.floor((f.width() - lab) / H)));
-  const ch = Math.round(26 * s);
-  return { lab, title, cw, ch, W: lab + H * cw, H: title + lab * 0.6 + L * ch, top: title + lab * 0.6 };
+  const ch = Math.round(34 * s);  // two lines: the top key and its weight
+  return { lab, title, cw, ch, W: lab + H * cw, H: title + lab * 0.6 + L * ch + 4, top: title + lab * 0.6 };
 }
 
 function drawFocus(f) {
@@ -21,23 +21,38 @@ function drawFocus(f) {
   ctx.textAlign = "center";
   ctx.textBaseline = "middle";
   ctx.fillText(`Top key of \u201c${shown(d.focus, 30)}\u201d in every head`, g.W / 2, g.title / 2, g.W);
-  ctx.font = fontPx(11 * s);
-  for (let h = 0; h < d.heads; h++) ctx.fillText(`H${h + 1}`, g.lab + (h + 0.5) * g.cw, g.top - g.lab * 0.3);
+  for (let h = 0; h < d.heads; h++) {
+    ctx.font = fontPx((h === d.head ? 12 : 11) * s);
+    ctx.fillStyle = h === d.head ? "#d62728" : "#31333f";
+    ctx.fillText(`H${h + 1}`, g.lab + (h + 0.5) * g.cw, g.top - g.lab * 0.3);
+  }
   for (let l = 0; l < d.layers; l++) {
-    const y = g.top + l * g.ch;
-    ctx.fillStyle = "#31333f";
-    ctx.font = fontPx(11 * s);
+    const y = g.top + l * g.ch, current = l === d.layer;
+    ctx.fillStyle = current ? "#d62728" : "#31333f";
+    ctx.font = fontPx((current ? 12 : 11) * s);
     ctx.textAlign = "right";
-    ctx.fillText(`L${l + 1}`, g.lab - 6, y + g.ch / 2);
+    ctx.fillText(current ? `\u25b6 L${l + 1}` : `L${l + 1}`, g.lab - 6, y + g.ch / 2);
     ctx.textAlign = "center";
     for (let h = 0; h < d.heads; h++) {
-      const t = f.top[l * d.heads + h], c = d.colors[t];
+      const i = l * d.heads + h, t = f.top[i], c = d.colors[t];
+      const x = g.lab + h * g.cw;
       ctx.fillStyle = c;
-      ctx.fillRect(g.lab + h * g.cw + 1, y + 1, g.cw - 2, g.ch - 2);
+      ctx.fillRect(x + 1, y + 1, g.cw - 2, g.ch - 2);
       const [r, gg, b] = parseColor(c);
       ctx.fillStyle = 0.299 * r + 0.587 * gg + 0.114 * b > 150 ? "#1f1f1f" : "#ffffff";
-      ctx.font = fontPx(11 * s);
-      ctx.fillText(shown(d.tokens[t], 8), g.lab + (h + 0.5) * g.cw, y + g.ch / 2, g.cw - 4);
+      ctx.fillText(fitText(ctx, shown(d.tokens[t]), g.cw - 4, 11 * s), x + g.cw / 2, y + g.ch * 0.33);
+      ctx.font = fontPx(10 * s);
+      ctx.fillText(f.weight[i].toFixed(2), x + g.cw / 2, y + g.ch * 0.72);
+    }
+  }
+  if (d.layer !== null && d.layer !== undefined) {  // the layer shown above: its row framed
+    ctx.strokeStyle = "#31333f";
+    ctx.lineWidth = 2;
+    ctx.strokeRect(g.lab, g.top + d.layer * g.ch, d.heads * g.cw, g.ch);
+    if (d.head !== null && d.head !== undefined) {  // the enlarged head: its cell in red
+      ctx.strokeStyle = "#d62728";
+      ctx.lineWidth = 3;
+      ctx.strokeRect(g.lab + d.head * g.cw + 1.5, g.top + d.layer * g.ch + 1.5, g.cw - 3, g.ch - 3);
     }
   }
 }

@@ -3,13 +3,30 @@
 // overlay canvas carries the hover highlight (the hovered row and column in every map), so a
 // hover never redraws the maps and never asks the server.
 
+// With data.fit, the room left on the first screen below the maps' top (CSS px): the page is
+// laid out for a projector, where nothing may need scrolling. Infinity without data.fit.
+function fitRoom(g) {
+  if (!g.data.fit) return Infinity;
+  const r = g.box.getBoundingClientRect();
+  let s = g.host.parentElement;
+  while (s && s !== document.body) {
+    const o = getComputedStyle(s).overflowY;
+    if ((o === "auto" || o === "scroll") && s.scrollHeight > s.clientHeight) break;
+    s = s.parentElement;
+  }
+  if (!s || s === document.body) return window.innerHeight - (r.top + window.scrollY) - 8;
+  const sr = s.getBoundingClientRect();
+  return s.clientHeight - (r.top - sr.top + s.scrollTop) - 8;
+}
+
 function gridLayout(g, W) {
   const d = g.data, s = d.scale, G = d.tokens.length;
   const M = g.count, Hn = d.heads, extra = M - Hn;
-  const cols = Hn <= 4 ? Hn : Hn <= 12 ? 3 : 4, rows = Math.ceil(Hn / cols);
-  const font = (G <= 16 ? 11 : 9) * s, titleH = 18 * s, gap = 10 * s;
+  const font = (G <= 16 ? 11 : 9) * s, titleH = 18 * s, gap = 10 * s, legendH = 40 * s;
   const ctx = g.main.getContext("2d");
   const room = labelRoom(ctx, g.labels, font, 90 * s);
+  if (d.fit) return fitLayout(g, W, { M, G, font, titleH, gap, legendH, room, s });
+  const cols = Hn <= 4 ? Hn : Hn <= 12 ? 3 : 4, rows = Math.ceil(Hn / cols);
   const side = extra > 0 && W >= 560 ? Math.floor(W * 0.4) : 0;
   const gridW = W - side - (side ? 16 * s : 0);
   const tile = Math.max(40, Math.min(150 * s, Math.floor((gridW - room - (cols - 1) * gap) / cols)));
@@ -29,7 +46,33 @@ function gridLayout(g, W) {
   if (side) h = Math.max(h, extra * (sideTile + titleH + room));
   else if (extra) h += sideTile + titleH + room;
   const legend = { x: side ? gridW + 16 * s + room : room, y: h + 6 * s, w: 160 * s, h: 10 * s };
-  return { maps, font, titleH, room, W, H: h + 40 * s, legend, G };
+  return { maps, font, titleH, room, W, H: h + legendH, legend, G };
+}
+
+// A projector's layout (data.fit): every map (heads, then single head and mean) in one grid of
+// the rows and columns that give the largest tiles within the width and the first screen's
+// height (fitRoom); query labels left of the first column, key labels under the last row.
+function fitLayout(g, W, o) {
+  const { M, G, font, titleH, gap, legendH, room, s } = o;
+  const maxH = fitRoom(g);
+  let best = null;
+  for (let rows = 1; rows <= M; rows++) {
+    const cols = Math.ceil(M / rows);
+    const byW = Math.floor((W - room - (cols - 1) * gap) / cols);
+    const byH = Math.floor((maxH - room - legendH - rows * (titleH + gap)) / rows);
+    const tile = Math.min(150 * s, byW, byH);
+    if (!best || tile > best.tile) best = { rows, cols, tile };
+  }
+  const { rows, cols } = best, tile = Math.max(40, best.tile);
+  const maps = [];
+  for (let i = 0; i < M; i++) {
+    const r = Math.floor(i / cols), c = i % cols;
+    maps.push({ i, x: room + c * (tile + gap), y: titleH + r * (tile + titleH + gap), size: tile,
+      left: c === 0, bottom: i + cols >= M });
+  }
+  const h = rows * (tile + titleH + gap) + room;
+  const legend = { x: room, y: h + 6 * s, w: 160 * s, h: 10 * s };
+  return { maps, font, titleH, room, W, H: h + legendH, legend, G };
 }
 
 function drawGrid(g) {
@@ -54,10 +97,11 @@ function drawGrid(g) {
     sctx.putImageData(img, 0, 0);
     ctx.drawImage(src, m.x, m.y, m.size, m.size);
     ctx.fillStyle = "#31333f";
-    ctx.font = fontPx(12 * s);
     ctx.textAlign = "center";
     ctx.textBaseline = "bottom";
-    ctx.fillText(shown(d.titles[m.i] ?? "", 40), m.x + m.size / 2, m.y - 3 * s, m.size + 60 * s);
+    const room = d.fit ? m.size + 8 * s : m.size + 60 * s;  // a title never overlaps the next
+    ctx.fillText(fitText(ctx, shown(d.titles[m.i] ?? "", 40), room, 12 * s), m.x + m.size / 2,
+      m.y - 3 * s);
     if (m.i === d.selected) {
       ctx.strokeStyle = "#d62728";
       ctx.lineWidth = 3;

@@ -60,6 +60,8 @@ function createState(host, root, kind) {
       else paint(st);
     }
   }).observe(host);
+  // a projector layout (data.fit) follows the window's height too
+  window.addEventListener("resize", () => { if (st.kind === "grid" && st.data && st.data.fit) redrawGrid(st); });
   return st;
 }
 

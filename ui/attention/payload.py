@@ -64,15 +64,16 @@ def _common(labels, special, scale, segments=None) -> dict:
 
 
 def grid_payload(maps, labels, special, titles, heads: int, selected=None, scale=1.0,
-                 legend="weight") -> dict:
+                 legend="weight", fit=False) -> dict:
     """The Explorer's maps: maps (M, G, G) with the heads first (`heads` of them, clickable,
     shown as a grid) and extra maps after (single head, mean), titles M strings; selected: the
-    enlarged head (outlined). float32 while small, 16-bit levels beyond DENSE_F4_BYTES."""
+    enlarged head (outlined); fit: the maps shrink to fit the first screen below their top (a
+    projector's layout). float32 while small, 16-bit levels beyond DENSE_F4_BYTES."""
     maps = np.asarray(maps, dtype=np.float32)  # (M, G, G)
     dtype = "f4" if maps.nbytes <= DENSE_F4_BYTES else "u2"
     return dict(view="grid", maps=pack(maps, dtype), titles=[str(t) for t in titles],
                 heads=int(heads), selected=None if selected is None else int(selected),
-                legend=str(legend), **_common(labels, special, scale))
+                legend=str(legend), fit=bool(fit), **_common(labels, special, scale))
 
 
 def line_floor(att, min_weight: float = MIN_LINE_WEIGHT, max_lines: int = MAX_LINES) -> float:
@@ -125,14 +126,18 @@ def unpack_lines(p: dict) -> dict:
     return out
 
 
-def focus_payload(top, weight, labels, colors, focus_label: str, scale=1.0) -> dict:
+def focus_payload(top, weight, labels, colors, focus_label: str, scale=1.0, layer=None,
+                  head=None) -> dict:
     """Where one query token attends in every head: top (L, H) key index, weight (L, H) the
-    weight on it; colors: one CSS colour per token (the focus bars' colours)."""
+    weight on it (printed in its cell); colors: one CSS colour per token (the focus bars'
+    colours); layer, head: the layer shown and the head enlarged (0-based), marked."""
     top = np.asarray(top)
     L, H = top.shape
     return dict(view="focus", layers=int(L), heads=int(H), top=pack(top, "i2"),
                 weight=pack(weight, "f4"), colors=[str(c) for c in colors],
-                focus=str(focus_label), **_common(labels, [False] * len(labels), scale))
+                focus=str(focus_label), layer=None if layer is None else int(layer),
+                head=None if head is None else int(head),
+                **_common(labels, [False] * len(labels), scale))
 
 
 def payload_bytes(p: dict) -> int:
