@@ -76,6 +76,19 @@ def encode(tokenizer, text: str, text_pair: str | None = None, max_length: int =
     )
 
 
+def encode_words(tokenizer, sentences) -> list:
+    """Tokenise pre-split words (a treebank's own words) in one batch call: for each sentence
+    (input ids T, word index of each piece T: -1 for [CLS]/[SEP]). No truncation: the caller
+    decides what is too long."""
+    if not sentences:
+        return []
+    with _TOKENIZER_LOCK:
+        enc = tokenizer([list(words) for words in sentences], is_split_into_words=True,
+                        truncation=False, verbose=False)
+    return [(ids, [-1 if w is None else w for w in enc.word_ids(i)])
+            for i, ids in enumerate(enc["input_ids"])]
+
+
 def typed_special(enc: Encoded, tokenizer, text: str, text_pair: str | None = None) -> list:
     """Special tokens typed in the text itself ("[SEP]", "[MASK]" as letters): the tokenizer
     reads them as the special tokens, as transformers does. Not an [UNK] the tokenizer made of

@@ -160,13 +160,18 @@ def read_conllu(data: bytes | str) -> list:
     return sentences
 
 
+def size_text(n: int) -> str:
+    """A file size for messages: "50.0 MB", "2.0 KB"."""
+    return f"{n / 2**20:.1f} MB" if n >= 2**20 else f"{n / 2**10:.1f} KB"
+
+
 def read_treebank(path, max_bytes: int = MAX_BYTES) -> list:
     """read_conllu of a file, refused before reading when it is larger than max_bytes."""
     path = Path(path)
     size = path.stat().st_size
     if size > max_bytes:
-        raise TreebankError(f"{path.name} is {size / 2**20:.1f} MB, more than the "
-                            f"{max_bytes / 2**20:.0f} MB allowed")
+        raise TreebankError(f"{path.name} is {size_text(size)}, more than the "
+                            f"{size_text(max_bytes)} allowed")
     return read_conllu(path.read_bytes())
 
 
