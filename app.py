@@ -26,6 +26,7 @@ pages = [
     st.Page("pages/all_heads.py", title="All heads", icon="🗺️"),
     st.Page("pages/head_lab.py", title="Head lab", icon="🔧"),
     st.Page("pages/two_readings.py", title="Two readings", icon="⚖️"),
+    st.Page("pages/what_heads_learn.py", title="What heads learn", icon="🌳"),
 ]
 current = st.navigation(pages, position="top" if presenting() else "sidebar")
 page.keep_widgets()  # a page's settings survive a visit to another page

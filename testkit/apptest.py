@@ -28,7 +28,8 @@ from ui.style import PAGE_CSS, PRESENT_CSS
 from .server import ROOT
 
 APP = str(ROOT / "app.py")
-PAGES = ("explorer", "inside_mha", "training_lab", "all_heads", "head_lab", "two_readings")
+PAGES = ("explorer", "inside_mha", "training_lab", "all_heads", "head_lab", "two_readings",
+         "what_heads_learn")
 
 
 class _NavigationPages(PagesManager):
