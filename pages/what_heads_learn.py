@@ -44,9 +44,11 @@ def chosen_treebank():
     if choice != tb.UPLOAD:
         try:
             return choice, "named:" + choice, tb.read_named(choice)
-        except (TreebankError, OSError) as e:
+        except (TreebankError, OSError) as e:  # an OSError's text names the server's path
+            why = str(e)[:300] if isinstance(e, TreebankError) else \
+                f"the server cannot open its file ({type(e).__name__})"
             st.error(f"The treebank {guards.md_text(choice)} cannot be read: "
-                     f"{guards.md_text(str(e)[:300])}", icon="🚫")
+                     f"{guards.md_text(why)}. The other treebanks still work.", icon="🚫")
             st.stop()
     up = st.file_uploader("A treebank in CoNLL-U", type=["conllu"], key="wh_upload",
                           max_upload_size=tb.MAX_UPLOAD_MB,
@@ -231,9 +233,14 @@ min_arcs = st.number_input("Report relations with at least this many arcs", 1, 1
                                 "hand-made sample is too small for that, so it starts at 25.")
 reported = sc.reported(min_arcs)
 skipped = sc.skipped_long + sc.skipped_empty
+if not sc.used:
+    st.info(f"None of these sentences can be scored: {sc.skipped_long:,} over 128 pieces "
+            f"([CLS] and [SEP] included), {sc.skipped_empty:,} with a word the tokenizer "
+            "drops entirely.", icon="🌳")
+    st.stop()
 st.caption(f"{sc.used:,} sentences and {sc.counts[0]:,} arcs scored (punct and root are not)"
-           + (f"; {skipped:,} sentences left out (over 128 pieces, or a word the tokenizer "
-              "drops)" if skipped else "")
+           + (f"; {skipped:,} sentence{'s' * (skipped != 1)} left out (over 128 pieces, or a "
+              "word the tokenizer drops)" if skipped else "")
            + ". Each head predicts a word's head as the word it attends to most "
              "(dependent->head) or the word that attends to it most (head<-dependent), on "
              "word-level maps without [CLS]/[SEP]. Baseline: the best fixed offset (−3…+3).")

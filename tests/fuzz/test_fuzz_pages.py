@@ -4,7 +4,8 @@ every page: the sidebar's sentence, the toy words, the corpus lines, the two rea
 example may leave an exception element, render HTML from user text, start a process, write a
 file or read one outside the project and Python (sandboxed()).
 
-HEADSCOPE_FUZZ_EXAMPLES scales the number of examples (default: 360 over the six pages).
+HEADSCOPE_FUZZ_EXAMPLES scales the number of examples (default: 360 over the first six pages;
+What heads learn adds its own, among them uploaded treebanks: tests/fuzz/test_fuzz_treebank.py).
 Under CI=true the examples are derandomised, so a run is repeatable.
 """
 
@@ -45,6 +46,7 @@ def sessions(bundled):
     corpus.radio(key="ah_corpus_source").set_value("My own lines").run()
     corpus.text_area(key="ah_corpus_lines").set_value("one line").run()
     corpus.toggle(key="ah_corpus_on").set_value(True).run()
+    s("what_heads_learn").toggle(key="wh_qk_on").set_value(True).run()  # its token box too
     return s
 
 
@@ -88,3 +90,11 @@ def test_fuzz_head_lab(sessions, text):
 @given(a=TEXT, b=TEXT, focus=st.one_of(st.just("with"), TEXT))
 def test_fuzz_two_readings(sessions, a, b, focus):
     sessions.run("two_readings", tr_a=a[:2000], tr_b=b[:2000], tr_focus=focus[:60])
+
+
+@fuzz(40)
+@given(text=TEXT, find=TEXT)
+def test_fuzz_what_heads_learn(sessions, text, find):
+    at = sessions.run("what_heads_learn", text=text, wh_qk_find=find[:60])
+    assert "wh_matrix" in [c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")]
+

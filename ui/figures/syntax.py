@@ -10,7 +10,7 @@ from mha_core.heads import head_names
 
 from ..labels import label
 from ..labels import labels as label_list
-from ..style import FONT
+from ..style import ACCURACY_SCALE, FONT
 from .base import centred_title, figure
 
 RIGHT, WRONG, UNKNOWN, GOLD = "#2ca02c", "#d62728", "#1f77b4", "#7f7f7f"
@@ -27,7 +27,7 @@ def relation_matrix_figure(acc, relations, counts, directions, best=None, title=
     custom = np.stack([np.repeat(np.array(names, dtype=object)[:, None], R, axis=1),
                        np.asarray(directions, dtype=object).reshape(L * H, R)], axis=-1)
     data = [dict(type="heatmap", z=acc.reshape(L * H, R), x=rels, y=names, zmin=0, zmax=1,
-                 colorscale="Viridis", customdata=custom, xgap=1,
+                 colorscale=ACCURACY_SCALE, customdata=custom, xgap=1,
                  colorbar=dict(title=dict(text="accuracy"), thickness=10),
                  hovertemplate="%{customdata[0]} · %{x}: %{z:.3f} (%{customdata[1]})"
                                "<extra></extra>")]
