@@ -87,3 +87,31 @@ def weight_and_norm_shares(bert, texts, progress=None) -> dict:
     L = bert.config.num_hidden_layers
     return {name: {k: (np.asarray(v) / n if n else np.zeros(L)) for k, v in d.items()}
             for name, d in sums.items()} | {"n": n}
+
+
+def main(argv=None):
+    """python -m mha_core.norms [TREEBANK.conllu] [--model DIR] [--limit N]: the shares per layer
+    over a treebank's sentences (default: the hand-made sample), as the README's table."""
+    import argparse
+
+    from .api import load_bert
+    from .treebank import DEFAULT_TREEBANK, read_treebank
+
+    ap = argparse.ArgumentParser(prog="python -m mha_core.norms")
+    ap.add_argument("treebank", nargs="?", default=str(DEFAULT_TREEBANK))
+    ap.add_argument("--model", default=None)
+    ap.add_argument("--limit", type=int, default=None, help="the first N sentences only")
+    args = ap.parse_args(argv)
+    texts = [s.text for s in read_treebank(args.treebank, max_bytes=2**40)][:args.limit]
+    bert = load_bert(args.model)
+    out = weight_and_norm_shares(bert, texts)
+    print(f"{bert}: {out['n']} sentences; share of each row on [CLS] / [SEP] / punctuation")
+    print(f"{'layer':<7}" + "".join(f"{k + ' ' + by:>16}" for k in KINDS
+                                    for by in ("weight", "norm")))
+    for layer in range(bert.config.num_hidden_layers):
+        print(f"L{layer + 1:<6}" + "".join(f"{100 * out[by][k][layer]:>15.1f}%" for k in KINDS
+                                           for by in ("weight", "norm")))
+
+
+if __name__ == "__main__":
+    main()
