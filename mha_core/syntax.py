@@ -86,28 +86,32 @@ def _gold(sentence, relations: dict):
 
 
 def word_maps(att: torch.Tensor, piece_word: torch.Tensor, n_words: int) -> torch.Tensor:
-    """att (B, H, T, T) of one layer -> (B, H, W, W) word-level maps (Clark et al.: summed over the
-    pieces a word receives, averaged over the pieces it sends); [CLS]/[SEP]/padding pieces
-    (piece_word -1, (B, T)) belong to no word, so their rows and columns are dropped."""
+    """att (B, ..., T, T) (e.g. (B, H, T, T) of one layer, or (B, L*H, T, T)) -> (B, ..., W, W)
+    word-level maps (Clark et al.: summed over the pieces a word receives, averaged over the
+    pieces it sends); [CLS]/[SEP]/padding pieces (piece_word -1, (B, T)) belong to no word, so
+    their rows and columns are dropped."""
     words = torch.arange(n_words)
     P = (piece_word[:, None, :] == words[None, :, None]).to(att.dtype)  # (B, W, T)
-    to_words = att @ P.transpose(1, 2)[:, None]  # (B, H, T, W)
+    B, W, T = P.shape
+    lead = (B,) + (1,) * (att.dim() - 3)  # broadcast over the map dims between B and (T, T)
+    to_words = att @ P.transpose(1, 2).reshape(*lead, T, W)  # (B, ..., T, W)
     mean_from = P / P.sum(-1, keepdim=True).clamp_min(1)  # (B, W, T)
-    return mean_from[:, None] @ to_words  # (B, H, W, W)
+    return mean_from.reshape(*lead, *mean_from.shape[1:]) @ to_words  # (B, ..., W, W)
 
 
 def predict(maps: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    """Each word's predicted head from word-level maps (..., B, H, W, W) as Clark et al.: the
+    """Each word's predicted head from word-level maps (B, ..., W, W) as Clark et al.: the
     diagonal zeroed, then the argmax of the word's row (direction 0) and of its column
     (direction 1). lengths (B,) words per sentence; padded words are never predicted.
-    Returns (..., B, H, 2, W) word indices from 0."""
+    Returns (B, ..., 2, W) word indices from 0."""
     W = maps.size(-1)
     m = maps.clone()
     m.diagonal(dim1=-2, dim2=-1).zero_()
     pad = torch.arange(W)[None, :] >= lengths[:, None]  # (B, W)
-    m = m.masked_fill(pad[:, None, None, :], -1.0)  # padded keys: below any weight
-    m = m.masked_fill(pad[:, None, :, None], -1.0)  # padded queries
-    return torch.stack([m.argmax(-1), m.argmax(-2)], dim=-2)  # (..., B, H, 2, W)
+    lead = (maps.size(0),) + (1,) * (maps.dim() - 3)
+    m = m.masked_fill(pad.reshape(*lead, 1, W), -1.0)  # padded keys: below any weight
+    m = m.masked_fill(pad.reshape(*lead, W, 1), -1.0)  # padded queries
+    return torch.stack([m.argmax(-1), m.argmax(-2)], dim=-2)  # (B, ..., 2, W)
 
 
 def prepare(tokenizer, sentences, max_pieces: int):
@@ -156,10 +160,10 @@ def batch_predictions(bert, batch):
     """The predicted heads of a batch of prepared sentences: (L, B, H, 2, W) and lengths (B,)."""
     ids, mask, piece_word = _tensors(batch, bert.tokenizer.pad_token_id or 0)
     lengths = piece_word.max(dim=1).values + 1  # (B,) words per sentence
-    out = bert.model(ids, attention_mask=mask)
-    W = int(lengths.max())
-    return torch.stack([predict(word_maps(a, piece_word, W), lengths)
-                        for a in out.attentions]), lengths  # (L, B, H, 2, W)
+    out = bert.model(ids, attention_mask=mask, maps_only=True)
+    att = torch.stack(out.attentions, dim=1)  # (B, L, H, T, T): every layer in one go
+    pred = predict(word_maps(att, piece_word, int(lengths.max())), lengths)  # (B, L, H, 2, W)
+    return pred.transpose(0, 1), lengths  # (L, B, H, 2, W)
 
 
 def sentence_predictions(bert, words, max_pieces: int = MAX_PIECES):

@@ -176,3 +176,27 @@ def test_command_line_json(uniform, tmp_path, capsys):
     assert first["acc"] == pytest.approx(3 / 9) and first["direction"] == "head<-dependent"
     assert np.array(data["heads"]["det"]).shape == (2, 4, 2)
     assert "3 of 3 sentences scored" in capsys.readouterr().out
+
+
+def test_maps_only_skips_the_last_feed_forward_and_keeps_every_map(bundled):
+    enc = bundled.encode("I saw the man with a telescope.")
+    with torch.no_grad():
+        full = bundled.model(enc.input_ids[None])
+        short = bundled.model(enc.input_ids[None], maps_only=True)
+    for a, b in zip(full.attentions, short.attentions):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    for a, b in zip(full.hidden_states[:-1], short.hidden_states[:-1]):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    assert not torch.allclose(full.hidden_states[-1], short.hidden_states[-1])
+
+
+def test_word_maps_of_every_layer_at_once_equal_one_layer_at_a_time(bundled):
+    att = torch.rand(3, 2, 4, 6, 6)  # (B, L, H, T, T)
+    piece_word = torch.tensor([[-1, 0, 0, 1, -1, -1], [-1, 0, 1, 2, 3, -1],
+                               [-1, 0, 1, -1, -1, -1]])
+    lengths = torch.tensor([2, 4, 2])
+    every = sx.predict(sx.word_maps(att, piece_word, 4), lengths)  # (B, L, H, 2, W)
+    for layer in range(2):
+        one = sx.predict(sx.word_maps(att[:, layer], piece_word, 4), lengths)  # (B, H, 2, W)
+        torch.testing.assert_close(every[:, layer], one)
+
