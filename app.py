@@ -29,6 +29,7 @@ pages = [
     st.Page("pages/head_lab.py", title="Head lab", icon=":material/tune:"),
     st.Page("pages/two_readings.py", title="Two readings", icon=":material/compare_arrows:"),
     st.Page("pages/corpus_search.py", title="Corpus search", icon=":material/manage_search:"),
+    st.Page("pages/what_heads_learn.py", title="What heads learn", icon=":material/account_tree:"),
     st.Page("pages/about.py", title="About", icon=":material/info:"),
 ]
 current = st.navigation(pages, position="top" if presenting() else "sidebar")

@@ -6,6 +6,12 @@ views, heads, neuron; the lab models in mha_core.toy). torch only: no Streamlit,
     bert = mha_core.load_bert()            # the bundled all-MiniLM-L6-v2
     res = bert.attend("I saw the man with a telescope.")
     res.attentions                         # (L, H, T, T)
+
+    from mha_core.norms import result_norm_maps      # ||alpha f(x)|| (Kobayashi et al. 2020)
+    from mha_core.syntax import score_treebank       # heads against a treebank (Clark et al.)
+    from mha_core.treebank import read_treebank
+
+(The analyses are not imported here: `python -m mha_core.syntax` must run that module once.)
 """
 
 from .api import AttentionResult, Bert, load_bert

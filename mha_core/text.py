@@ -133,6 +133,19 @@ def encode(tokenizer, text: str, text_pair: str | None = None, max_length: int =
     )
 
 
+def encode_words(tokenizer, sentences) -> list:
+    """Tokenise pre-split words (a treebank's own words) in one batch call: for each sentence
+    (input ids T, word index of each piece T: -1 for [CLS]/[SEP]). No truncation: the caller
+    decides what is too long."""
+    if not sentences:
+        return []
+    with _TOKENIZER_LOCK:
+        enc = tokenizer([list(words) for words in sentences], is_split_into_words=True,
+                        truncation=False, verbose=False)
+    return [(ids, [-1 if w is None else w for w in enc.word_ids(i)])
+            for i, ids in enumerate(enc["input_ids"])]
+
+
 def typed_special(enc: Encoded, tokenizer, text: str, text_pair: str | None = None) -> list:
     """Special tokens typed in the text itself ("[SEP]", "[MASK]" as letters): the tokenizer
     reads them as the special tokens, as transformers does. Not an [UNK] the tokenizer made of
@@ -186,8 +199,8 @@ def to_word_level(att: torch.Tensor, groups) -> torch.Tensor:
 def normalisation(tokenizer, text: str) -> dict:
     """What the tokenizer's normaliser does to this text's letters before splitting it: an
     uncased BERT lowers capitals and strips accents. {"lowercases": a word of this text that
-    does not start a sentence lost its capitals, "strips": the normaliser strips accents, "examples": up to 3 (word, as read)
-    pairs of this text that lost accents}. Other changes (control or zero-width characters
+    does not start a sentence lost its capitals, "strips": the normaliser strips accents,
+    "examples": up to 3 (word, as read) pairs of this text that lost accents}. Other changes (control or zero-width characters
     removed) are not counted here: they are not about the language."""
     norm = getattr(getattr(tokenizer, "backend_tokenizer", None), "normalizer", None)
     if norm is None:

@@ -14,7 +14,7 @@ from ui.page import Page
 from ui.presentation import plot
 from ui.presets import PRESETS
 
-PAGE = Page("ah", keep=("ah_corpus_source", "ah_corpus_lines", "ah_corpus_on"),
+PAGE = Page("ah", keep=("ah_corpus_source", "ah_corpus_lines", "ah_corpus_on", "ah_norms"),
             link=("corpus", "lines", "profile"))
 pending = PAGE.start()
 SOURCES = {"presets": "The presets", "own": "My own lines"}  # "corpus" in the link
@@ -35,6 +35,19 @@ def sentence_view(name: str, text: str, pair: str | None = None) -> dict:
                 labels=pt.label_heads(metrics), truncated=res.truncated,
                 raw=res.attentions.mean(dim=1).numpy(),  # (L, T, T) mean over heads
                 rollout=rollout(res.attentions).numpy())  # (L, T, T)
+
+
+@st.cache_data(**models.bounded(), show_spinner=False)
+def norm_view(name: str, text: str) -> dict:
+    """The atlas by norm (Kobayashi et al. 2020): ||alpha_ij f_h(x_j)|| with rows normalised to
+    sum to 1 (shown), the raw norms (hover) and the pattern labels of the shown maps."""
+    from mha_core.norms import result_norm_maps, row_normalised
+
+    res = models.attend(name, text)
+    raw = result_norm_maps(models.bert_or_raise(name), res)  # (L, H, T, T)
+    shown = row_normalised(raw)
+    metrics = mt.head_metrics(shown, mt.token_kinds(res.tokens, res.special))
+    return dict(shown=shown.numpy(), raw=raw.numpy(), labels=pt.label_heads(metrics))
 
 
 @st.cache_data(**models.bounded(2048), show_spinner=False)
@@ -83,9 +96,25 @@ def sentence_section(name: str, text: str, pair: str | None = None):
     st.caption(f"{shape(L, H)}, {len(tokens)} tokens. Each thumbnail is one head's "
                "map: row = the token that looks, column = the token looked at, darker = more "
                "weight. The word above a thumbnail is its pattern label (table below).")
+    by_norm = st.toggle("By norm: ‖α f(x)‖ instead of the weight α (Kobayashi et al. 2020)",
+                        key="ah_norms",
+                        help="How much of each token's vector actually reaches the token that "
+                             "looks, through this head: the weight times the norm of the "
+                             "token's transformed value vector f(x) = (x W_V + b_V) W_O.")
+    maps, raw, labels = view["att"], None, view["labels"]
+    if by_norm:
+        nv = guards.computed_or_none(norm_view, name, text)
+        if nv is not None:
+            maps, raw, labels = nv["shown"], nv["raw"], nv["labels"]
+            st.caption("By norm: each cell is ‖α_ij f(x_j)‖, each row divided by its sum so "
+                       "that rows read like weights (the hover also gives the raw norm), and "
+                       "the labels come from these maps. A token that gets a large weight but "
+                       "has a small transformed vector (often [CLS], [SEP] and punctuation) "
+                       "fades.")
     sentence = text if len(text) <= 60 else text[:57] + "…"
-    plot(st, fg.atlas_figure(view["att"], tokens, pt.short_labels(view["labels"]),
-                             title=f"{shape(L, H)} on “{sentence}”"),
+    plot(st, fg.atlas_figure(maps, tokens, pt.short_labels(labels),
+                             title=f"{shape(L, H)} on “{sentence}”"
+                                   + (" · by norm" if raw is not None else ""), raw=raw),
          key="ah_atlas", config={"displayModeBar": False})
     if len(tokens) > 48:
         st.caption("The thumbnails show the first 48 tokens; the metrics use every token.")

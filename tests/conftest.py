@@ -51,6 +51,14 @@ def tiny_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def base_dir(tmp_path_factory) -> Path:
+    """A random BERT of bert-base's shape (12 layers x 12 heads, hidden 768) with the tiny
+    vocabulary: the analyses must work at that size too."""
+    return save_tiny_bert(tmp_path_factory.mktemp("base") / "base-shaped", layers=12, heads=12,
+                          hidden=768)
+
+
+@pytest.fixture(scope="session")
 def tiny(tiny_dir):
     import mha_core
 

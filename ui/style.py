@@ -10,6 +10,9 @@ from mha_core.patterns import PATTERNS
 # "Blues", spelled out, since the Explorer's figures skip the validation that would spell it
 # out (and plotly.js's own "Blues" runs the other way: dark for 0)
 COLORSCALE = [[i / (len(sequential.Blues) - 1), c] for i, c in enumerate(sequential.Blues)]
+# Accuracies (0 to 1) on the What heads learn page: plotly.py's "Viridis", spelled out for the
+# same reason
+ACCURACY_SCALE = [[i / (len(sequential.Viridis) - 1), c] for i, c in enumerate(sequential.Viridis)]
 FONT = dict(size=13)
 # 24 distinguishable colours for token identities (focus token views); they repeat after 24
 # (no greys: grey means a special token or "other")

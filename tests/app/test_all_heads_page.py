@@ -159,3 +159,34 @@ def test_a_corpus_line_with_a_typed_sep_is_a_pair_cut_longest_first(bundled):
     types = res.encoded.token_type_ids.tolist()
     n_a = len(bundled.encode(a).tokens) - 2
     assert types[:n_a + 2] == [0] * (n_a + 2) and set(types[n_a + 2:]) == {1}  # A kept whole
+
+
+def test_atlas_by_norm(bundled):
+    """The switch shows ||alpha f(x)|| with rows normalised (raw norms in the hover) and labels
+    the heads from those maps."""
+    from mha_core import metrics as mt
+    from mha_core import patterns as pt
+    from mha_core.norms import result_norm_maps, row_normalised
+
+    at = run_page(TEXT)
+    at.toggle(key="ah_norms").set_value(True).run()
+    assert not at.exception
+    res = bundled.attend(TEXT)
+    raw = result_norm_maps(bundled, res)
+    shown = row_normalised(raw).numpy()  # (L, H, T, T)
+    L, H, T, _ = shown.shape
+    fig = chart(at, "ah_atlas")
+    z = array(fig["data"][0]["z"])
+    assert np.isfinite(z).sum() == L * H * T * T
+    np.testing.assert_allclose(np.sort(z[np.isfinite(z)]), np.sort(shown.ravel()),
+                               atol=6e-4)  # the page rounds to 3 decimals
+    assert "‖αf‖" in "".join(str(t) for t in np.ravel(fig["data"][0]["text"]))
+    labels = np.array(fig["data"][1]["text"]).reshape(L, H)
+    want = pt.short_labels(pt.label_heads(mt.head_metrics(shown, mt.token_kinds(
+        res.tokens, res.special))))
+    assert (labels == np.asarray(want)).all()
+    assert fig["layout"]["title"]["text"].endswith("by norm")
+    at.toggle(key="ah_norms").set_value(False).run()
+    z = array(chart(at, "ah_atlas")["data"][0]["z"])
+    np.testing.assert_allclose(np.sort(z[np.isfinite(z)]),
+                               np.sort(res.attentions.numpy().ravel()), atol=6e-4)

@@ -22,7 +22,8 @@ from ui.guards import MAX_CHARS
 # --- the fixed list ----------------------------------------------------------------------------
 
 TEXT_PAGES = ("explorer", "inside_mha", "all_heads", "head_lab", "head_view",
-              "corpus_search")  # the pages that read the sentence
+              "corpus_search", "what_heads_learn")  # the pages that read the sentence
+PAIR_PAGES = TEXT_PAGES[:-1]  # What heads learn scores single sentences against a treebank
 LIMIT = "more than this model's limit of 512"
 NOTHING = "nothing in this text but [CLS] and [SEP]"
 FIXED = {  # input: what every text page must say (None: it just works, with charts)
@@ -128,7 +129,7 @@ PAIRS = [  # (text, pair, what every text page must say)
 
 @pytest.mark.parametrize("text,pair,want", PAIRS, ids=[repr(p[1][:8]) for p in PAIRS])
 def test_hostile_pairs_on_every_page(sessions, text, pair, want):
-    for page in TEXT_PAGES:
+    for page in PAIR_PAGES:
         at = sessions.run(page, text=text, pair=pair)
         assert want in messages(at), (page, messages(at))
     sessions.run("explorer", text="I saw the man.", pair="")  # the next test starts clean
@@ -147,3 +148,62 @@ def test_hostile_masks_get_clear_messages(sessions, text, pair, want):
     at = sessions.run("explorer", text=text, pair=pair)
     assert want in messages(at), messages(at)
     sessions.run("explorer", text="I saw the man.", pair="")
+
+
+# --- hostile treebanks (What heads learn's upload) ---------------------------------------------
+
+def conllu(*sentences, sent_id="s"):
+    """CoNLL-U text: each sentence a list of (form, head, deprel)."""
+    blocks = []
+    for k, words in enumerate(sentences):
+        rows = [f"# sent_id = {sent_id}{k}"]
+        rows += [f"{i}\t{f}\t_\t_\t_\t_\t{h}\t{r}\t_\t_"
+                 for i, (f, h, r) in enumerate(words, start=1)]
+        blocks.append("\n".join(rows))
+    return ("\n\n".join(blocks) + "\n").encode()
+
+
+HOSTILE_WORDS = [("<b>x</b>", 3, "det"), ("\u202ex", 3, "amod"), ("bark", 0, "root"),
+                 ("[SEP]", 3, "<i>rel"), (".", 3, "punct")]
+TREEBANKS = {  # upload: what the page must say (None: it scores it, with a table)
+    "hostile words": (conllu(HOSTILE_WORDS, sent_id="**x** [a](javascript:alert(1)) "),
+                      None),
+    "only roots": (conllu(*[[("w", 0, "root")]] * 3001), "the first 3,000 are scored here"),
+    "too long": (conllu([("word", 131, "dep")] * 130 + [("end", 0, "root")]),
+                 "None of these sentences can be scored: 1 over 128 pieces"),
+    "no pieces": (conllu([("\u200b", 2, "dep"), ("bark", 0, "root")],
+                         [("dogs", 2, "nsubj"), ("bark", 0, "root")]),
+                  "1 sentence left out (over 128 pieces, or a word the tokenizer drops)"),
+    "a cycle": (conllu([("a", 2, "dep"), ("b", 1, "dep"), ("c", 0, "root")]),
+                "line 2: word 1's HEADs form a cycle"),
+    "two roots": (conllu([("a", 0, "root"), ("b", 0, "root")]), "line 1: a sentence needs "
+                                                                "exactly one word with HEAD 0"),
+    "binary": (bytes(range(256)) * 40, "not UTF-8"),
+    "nul bytes": (b"\x00" * 5000, "expected 10 tab-separated columns"),
+    "50 MB": (b"1\tx\t_\t_\t_\t_\t0\troot\t_\t_\n" * (50 * 2**20 // 30),
+              "uploads are limited to 10 MB"),
+}
+
+
+@pytest.mark.parametrize("name", list(TREEBANKS))
+def test_hostile_treebank_uploads(sessions, name):
+    data, want = TREEBANKS[name]
+    at = sessions("what_heads_learn")
+    at.text_area(key="text").set_value("<b>x</b> \u202ex bark [SEP].")
+    at.selectbox(key="wh_treebank").set_value("Upload a .conllu file").run()
+    at.file_uploader(key="wh_upload").set_value(("x.conllu", data, "text/plain"))
+    with sandboxed():
+        at.run()
+        survives(at)
+        if want is None:  # a tiny treebank: report relations from 1 arc on
+            at.number_input(key="wh_min_arcs_0").set_value(1).run()
+    survives(at)
+    said = messages(at).replace("\\", "")
+    if want is None:
+        assert "could not read" not in said and at.get("plotly_chart"), said
+        assert "wh_arcs" in charts(at)  # the typed text is the treebank's sentence: gold arcs
+    else:
+        assert want in said, said
+    at.file_uploader(key="wh_upload").set_value(None)
+    at.selectbox(key="wh_treebank").set_value("Hand-made sample (bundled)").run()
+

@@ -7,7 +7,8 @@ example may leave an exception element, render HTML from user text, start a proc
 file or read one outside the project and Python (sandboxed()).
 
 HEADSCOPE_FUZZ_EXAMPLES scales the number of examples (default: 360 over the pages; the Head
-view's, pairs', corpus search's and masks' come on top).
+view's, pairs', corpus search's, masks' and What heads learn's come on top; uploaded treebanks:
+tests/fuzz/test_fuzz_treebank.py).
 Under CI=true the examples are derandomised, so a run is repeatable.
 """
 
@@ -128,3 +129,14 @@ def test_fuzz_corpus_search(sessions, text, lines):
 @given(a=TEXT, b=TEXT, focus=st.one_of(st.just("with"), TEXT))
 def test_fuzz_two_readings(sessions, a, b, focus):
     sessions.run("two_readings", tr_a=a[:2000], tr_b=b[:2000], tr_focus=focus[:60])
+
+
+@fuzz(40)
+@given(text=TEXT, find=TEXT)
+def test_fuzz_what_heads_learn(sessions, text, find):
+    at = sessions("what_heads_learn")
+    if not at.toggle(key="wh_qk_on").value:  # the query/key space's token box is fuzzed too
+        at.toggle(key="wh_qk_on").set_value(True).run()
+    at = sessions.run("what_heads_learn", text=text, wh_qk_find=find[:60])
+    assert "wh_matrix" in [c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")]
+

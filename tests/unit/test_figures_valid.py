@@ -30,6 +30,16 @@ BUILDERS = {
                                              np.full((2, 6), 0.5), LABELS, SPECIAL, "with",
                                              title="A"),
     "focus_bars": lambda: figures.focus_bars(maps(12, 6), LABELS, SPECIAL, "saw", layer=1),
+    "relation_matrix": lambda: figures.relation_matrix_figure(
+        maps(2, 3, 4), ["all", "det", "<b>", "obj"], [9, 5, 3, 1],
+        np.full((2, 3, 4), "dependent->head", dtype=object), best=[(0, 0)] * 4, title="t"),
+    "arcs": lambda: figures.arcs_figure(LABELS[1:5], [(0, 1), (2, 1)],
+                                        [(0, 1, "nsubj"), (1, -1, "root"), (2, 1, "obj"),
+                                         (3, 2, "det")], title="t", relation="obj"),
+    "arcs_no_gold": lambda: figures.arcs_figure(LABELS[1:5], [(0, 1), (2, 1)]),
+    "qk_scatter": lambda: figures.qk_scatter_figure(
+        maps(12, 2), LABELS, np.zeros(6, dtype=int), np.arange(6), ["a sentence"], title="t"),
+    "token_attention": lambda: figures.token_attention_figure(maps(6), LABELS, 2, "key", "t"),
     "projector": lambda: figures.for_projector(figures.head_grid(
         maps(12, 6, 6), LABELS, [f"head {h + 1}" for h in range(12)], selected=4), 1.35),
 }

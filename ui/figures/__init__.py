@@ -5,11 +5,12 @@ family; every builder passes user text through labels.label (the one escaper).
     figures.heatmap(weights, tokens, title="layer 2, head 10")
 """
 
-from . import charts, focus, head_grids, maps, matrices, tiles
+from . import charts, focus, head_grids, maps, matrices, qk, syntax, tiles
 from .base import HOVER, for_projector
 from .charts import (
     cost_figure,
     curves_figure,
+    norm_shares_figure,
     prediction_bars,
     pruning_curve_figure,
     token_change_figure,
@@ -31,12 +32,14 @@ from .matrices import (
     similarity_figure,
     slices_figure,
 )
+from .qk import qk_scatter_figure, token_attention_figure
+from .syntax import arcs_figure, relation_matrix_figure
 from .tiles import atlas_figure, rollout_figure, side_by_side_figure
 
 # Every figure builder, found in the view modules (for the tests that check them all): their
 # public functions, less token_colors (colours, not a figure)
 BUILDERS = tuple(
-    fn for module in (maps, focus, head_grids, tiles, charts, matrices)
+    fn for module in (maps, focus, head_grids, tiles, charts, matrices, syntax, qk)
     for name, fn in vars(module).items()
     if callable(fn) and not name.startswith("_") and name != "token_colors"
     and getattr(fn, "__module__", "") == module.__name__)
@@ -46,4 +49,6 @@ __all__ = ["HOVER", "for_projector", "BUILDERS", "token_colors", "cost_figure", 
            "focus_grid", "diff_grid_figure", "importance_figure", "map_change_figure",
            "mask_change_figure", "mask_importance_figure", "metric_grid_figure", "head_grid",
            "heatmap", "lab_maps_figure", "matrix_figure", "neuron_figure", "similarity_figure",
-           "slices_figure", "atlas_figure", "rollout_figure", "side_by_side_figure"]
+           "slices_figure", "atlas_figure", "rollout_figure", "side_by_side_figure",
+           "norm_shares_figure", "qk_scatter_figure", "token_attention_figure", "arcs_figure",
+           "relation_matrix_figure"]

@@ -85,3 +85,24 @@ def prediction_bars(predictions, title="", highlight=None, height=None):
     fig.update_layout(title=label(title), height=height or 60 + 28 * max(len(tokens), 3),
                       margin={"l": 10, "r": 10, "t": 40, "b": 40})
     return fig
+
+
+SHARE_KINDS = {"cls": ("[CLS]", "#9467bd"), "sep": ("[SEP]", "#8c564b"),
+               "punct": ("punctuation", "#e377c2")}
+
+
+def norm_shares_figure(shares, title="") -> go.Figure:
+    """Per layer, the share of attention on [CLS], [SEP] and punctuation by weight (solid) and
+    by norm ||alpha f(x)|| (dashed): shares = {"weight": {kind: (L,)}, "norm": {kind: (L,)}}."""
+    fig = go.Figure()
+    for kind, (name, colour) in SHARE_KINDS.items():
+        for by, dash in (("weight", "solid"), ("norm", "dash")):
+            y = np.asarray(shares[by][kind], dtype=float)
+            fig.add_scatter(x=[f"L{i + 1}" for i in range(len(y))], y=y, mode="lines+markers",
+                            name=f"{name} by {by}", line=dict(color=colour, dash=dash),
+                            hovertemplate=f"{name} by {by}, %{{x}}: %{{y:.3f}}<extra></extra>")
+    fig.update_yaxes(title="share of each row", range=[0, 1])
+    fig.update_layout(title=label(title), height=360, margin={"l": 10, "r": 10, "t": 50, "b": 10},
+                      legend={"orientation": "h", "y": -0.15})
+    return fig
+

@@ -25,9 +25,9 @@ def _tiles(maps, gx, gy):
     return grid.reshape(R * (n + gy), C * (n + gx))
 
 
-def _tile_hover(maps, tokens, names, gx, gy):
-    """Hover text for _tiles: "name  query→key  weight" per cell, "" in the gaps, or None when
-    the grid is too big to label every cell."""
+def _tile_hover(maps, tokens, names, gx, gy, raw=None):
+    """Hover text for _tiles: "name  query→key  weight" per cell (and "‖αf‖ raw" when raw maps
+    are given), "" in the gaps, or None when the grid is too big to label every cell."""
     R, C, n, _ = maps.shape
     if R * C * (n + gy) * (n + gx) > HOVER_CELLS:
         return None
@@ -37,16 +37,19 @@ def _tile_hover(maps, tokens, names, gx, gy):
     for r in range(R):
         for c in range(C):
             vals = np.char.mod("%.2f", maps[r, c]).astype(object)
+            if raw is not None:
+                vals = vals + " (‖αf‖ " + np.char.mod("%.3g", raw[r, c]).astype(object) + ")"
             hover[r, gy:, c, :n] = names[r][c] + " " + pair + " " + vals
     return hover.reshape(R * (n + gy), C * (n + gx))
 
 
-def _tile_figure(maps, tokens, names, row_ticks, col_ticks, title, gx, gy, height):
+def _tile_figure(maps, tokens, names, row_ticks, col_ticks, title, gx, gy, height, raw=None,
+                 scale_title="weight"):
     R, C, n, _ = maps.shape
     fig = go.Figure(go.Heatmap(
         z=np.round(_tiles(maps, gx, gy), 3), colorscale=COLORSCALE, zmin=0, zmax=1,
-        colorbar=dict(title="weight", thickness=12), hoverongaps=False,
-        text=(hover := _tile_hover(maps, tokens, names, gx, gy)),
+        colorbar=dict(title=scale_title, thickness=12), hoverongaps=False,
+        text=(hover := _tile_hover(maps, tokens, names, gx, gy, raw)),
         hoverinfo="text" if hover is not None else "skip", name="tiles"))
     fig.update_xaxes(tickvals=[c * (n + gx) + (n - 1) / 2 for c in range(C)], ticktext=col_ticks,
                      side="top", showgrid=False, zeroline=False,
@@ -58,11 +61,13 @@ def _tile_figure(maps, tokens, names, row_ticks, col_ticks, title, gx, gy, heigh
     return fig
 
 
-def atlas_figure(att, tokens, short_labels, title="", max_tokens=48) -> go.Figure:
+def atlas_figure(att, tokens, short_labels, title="", max_tokens=48, raw=None) -> go.Figure:
     """Every head as a thumbnail in ONE heatmap trace: att (L, H, T, T), short_labels (L, H).
 
     Tiles sit on a grid with a gap above each tile for its pattern label. Maps longer than
-    max_tokens show their first max_tokens tokens (the metrics still use every token)."""
+    max_tokens show their first max_tokens tokens (the metrics still use every token).
+    raw (L, H, T, T): norm-weighted maps before row normalisation (att is then the normalised
+    ones): the hover shows both, and the colour bar says "share of ‖αf‖"."""
     att = np.asarray(att, dtype=np.float32)
     L, H, T, _ = att.shape
     n = min(T, max_tokens)
@@ -71,7 +76,9 @@ def atlas_figure(att, tokens, short_labels, title="", max_tokens=48) -> go.Figur
     names = np.array(head_names(L, H)).reshape(L, H).tolist()
     fig = _tile_figure(att[:, :, :n, :n], tokens, names, layer_names(L), head_labels(H), title,
                        gx, gy,
-                       int(np.clip(1000 * L * ch / (H * cw), 260, 1400)) + 90)
+                       int(np.clip(1000 * L * ch / (H * cw), 260, 1400)) + 90,
+                       raw=None if raw is None else np.asarray(raw)[:, :, :n, :n],
+                       scale_title="weight" if raw is None else "share of ‖αf‖")
     # the labels: one text trace (much faster than L*H layout annotations)
     hh, ll = np.meshgrid(np.arange(H), np.arange(L))  # (L, H) each
     labels = [str(short_labels[i][h]) for i, h in zip(ll.ravel(), hh.ravel())]
