@@ -200,8 +200,9 @@ def normalisation(tokenizer, text: str) -> dict:
     """What the tokenizer's normaliser does to this text's letters before splitting it: an
     uncased BERT lowers capitals and strips accents. {"lowercases": a word of this text that
     does not start a sentence lost its capitals, "strips": the normaliser strips accents,
-    "examples": up to 3 (word, as read) pairs of this text that lost accents}. Other changes (control or zero-width characters
-    removed) are not counted here: they are not about the language."""
+    "examples": up to 3 (word, as read) pairs of this text that lost accents}. Other changes
+    (control or zero-width characters removed) are not counted here: they are not about the
+    language."""
     norm = getattr(getattr(tokenizer, "backend_tokenizer", None), "normalizer", None)
     if norm is None:
         return {"lowercases": False, "strips": False, "examples": []}
