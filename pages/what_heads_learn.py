@@ -90,7 +90,7 @@ def sentence_words(bert, text, sentences):
     matches = find_sentences(sentences, text)
     if not matches:
         enc = bert.encode(text)
-        labels, groups = word_groups(enc, text)
+        labels, groups = word_groups(enc, enc.source.text, enc.source.pair)  # a typed [SEP]: a pair
         words = [w for w, g in zip(labels, groups) if not all(enc.special[t] for t in g)]
         return words, None, []
     ids = [m.sent_id for m in matches]

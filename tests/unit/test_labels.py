@@ -73,6 +73,21 @@ CALLS = {
                                                                            NASTY),
     figures.prediction_bars: lambda: figures.prediction_bars([(NASTY, 0.5), ("cat", 0.25)],
                                                              NASTY, highlight=NASTY),
+    figures.norm_shares_figure: lambda: figures.norm_shares_figure(
+        {by: {k: np.full(2, 0.3) for k in ("cls", "sep", "punct")} for by in ("weight", "norm")},
+        NASTY),
+    figures.relation_matrix_figure: lambda: figures.relation_matrix_figure(
+        np.full((2, 2, 2), 0.5), [NASTY, "det"], [100, 120], np.full((2, 2, 2), NASTY,
+                                                                     dtype=object),
+        best=[(0, 1), (1, 0)], title=NASTY),
+    figures.arcs_figure: lambda: figures.arcs_figure([NASTY, "saw", "man"], [(0, 1), (2, 1)],
+                                                     gold=[(0, 1, NASTY), (1, -1, "root"),
+                                                           (2, 1, "obj")],
+                                                     title=NASTY, relation=NASTY),
+    figures.qk_scatter_figure: lambda: figures.qk_scatter_figure(
+        np.zeros((4, 2)), [NASTY, "cat"], [0, 0], [0, 1], [NASTY], title=NASTY),
+    figures.token_attention_figure: lambda: figures.token_attention_figure(
+        np.full(N, 1 / N), T, 1, "query", title=NASTY),
 }
 
 

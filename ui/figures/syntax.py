@@ -25,7 +25,8 @@ def relation_matrix_figure(acc, relations, counts, directions, best=None, title=
     names = head_names(L, H)
     rels = label_list(f"{r} ({n})" for r, n in zip(relations, counts))
     custom = np.stack([np.repeat(np.array(names, dtype=object)[:, None], R, axis=1),
-                       np.asarray(directions, dtype=object).reshape(L * H, R)], axis=-1)
+                       np.array(label_list(np.ravel(directions)), dtype=object)
+                       .reshape(L * H, R)], axis=-1)
     data = [dict(type="heatmap", z=acc.reshape(L * H, R), x=rels, y=names, zmin=0, zmax=1,
                  colorscale=ACCURACY_SCALE, customdata=custom, xgap=1,
                  colorbar=dict(title=dict(text="accuracy"), thickness=10),
