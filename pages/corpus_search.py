@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from mha_core.corpus_search import build_index, matches, search
-from ui import guards, link, models, presets, sidebar
+from ui import guards, link, models, presets, sidebar, style
 from ui.labels import visible
 from ui.page import Page
 from ui.presets import EXAMPLE_LINES
@@ -82,7 +82,7 @@ for param, key, hi in (("layer", "cs_layer", L), ("head", "cs_head", H)):
         if value is not None:
             ss[key] = value
         if note:
-            st.warning(note, icon="🔗")
+            st.warning(note, icon=style.ICON_LINK)
 ss.setdefault("cs_layer", min(2, L))
 ss.setdefault("cs_head", 1)
 ss.cs_layer, ss.cs_head = min(ss.cs_layer, L), min(ss.cs_head, H)  # after a model change
@@ -104,7 +104,7 @@ head = c3.selectbox("Head", list(range(1, H + 1)), key="cs_head",
 k = c4.select_slider("Matches", [5, 10, 20, 50], value=10, key="cs_k")
 
 if not lines:
-    st.info("Paste at least one sentence, one per line.", icon="✍️")
+    st.info("Paste at least one sentence, one per line.", icon=style.ICON_TYPE)
     st.stop()
 with st.spinner(f"Indexing {len(lines):,} sentence(s) at layer {layer + 1}…"):
     index = guards.computed_or_none(corpus_index, name, tuple(lines), layer)
@@ -113,7 +113,7 @@ if index is None:
 if index.skipped:
     st.caption(f"{index.skipped} line(s) had no words the model could read and were left out.")
 if not len(index):
-    st.info("None of these lines has words the model can read.", icon="✍️")
+    st.info("None of these lines has words the model can read.", icon=style.ICON_TYPE)
     st.stop()
 
 query = res.hidden_states[layer + 1][token].numpy()  # (D,)

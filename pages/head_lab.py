@@ -191,7 +191,7 @@ else:
                "(whose target is then the intact model's top prediction).")
     position = masked_words.mask_choice(intact, "hl_mask")
     if position is None and not facts["masks"]:
-        st.info("Type [MASK] in the sentence or choose a word to mask.", icon="✍️")
+        st.info("Type [MASK] in the sentence or choose a word to mask.", icon=style.ICON_TYPE)
     elif rank != "ready":
         st.info(f"This needs {L * H + 1} forward passes: {why_not[rank]}.")
     else:

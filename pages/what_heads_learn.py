@@ -11,7 +11,7 @@ from mha_core.syntax import DIRECTIONS
 from mha_core.text import word_groups
 from mha_core.treebank import TreebankError, find_sentences, size_text
 from ui import figures as fg
-from ui import guards, models, sidebar
+from ui import guards, link, models, sidebar, style
 from ui import treebanks as tb
 from ui.figures.qk import KINDS
 from ui.page import Page
@@ -19,8 +19,8 @@ from ui.presentation import plot
 from ui.presets import PRESETS
 
 PAGE = Page("wh", keep=("wh_treebank", "wh_relation", "wh_qk_on", "wh_qk_source",
-                        "wh_qk_method"))
-PAGE.start()
+                        "wh_qk_method"), link=("treebank", "relation"))
+pending = PAGE.start()
 SOURCES = ("The treebank's sentences", "The example sentences")
 QK_TOKENS = (200, 2000, 600)  # slider: min, max, default tokens (twice as many points)
 
@@ -35,7 +35,15 @@ def predictions(name: str, words: tuple):
 
 def chosen_treebank():
     """(name, cache key, sentences) of the treebank picked, or a message and the page stopped."""
-    choice = st.selectbox("Treebank", [*tb.treebank_choices(), tb.UPLOAD], key="wh_treebank")
+    names = [*tb.treebank_choices(), tb.UPLOAD]
+    if "treebank" in pending:  # a link names one of the server's treebanks (never a path)
+        named = pending.pop("treebank")
+        if named in names[:-1]:
+            st.session_state.wh_treebank = named
+        else:
+            st.warning("The link names a treebank this server does not offer; it was ignored.",
+                       icon=style.ICON_LINK)
+    choice = st.selectbox("Treebank", names, key="wh_treebank")
     if choice == tb.SAMPLE:
         st.caption("A **small hand-made sample**: 153 simple English sentences written and "
                    "annotated for headscope (Universal Dependencies v2), with both readings of "
@@ -48,27 +56,29 @@ def chosen_treebank():
             why = str(e)[:300] if isinstance(e, TreebankError) else \
                 f"the server cannot open its file ({type(e).__name__})"
             st.error(f"The treebank {guards.md_text(choice)} cannot be read: "
-                     f"{guards.md_text(why)}. The other treebanks still work.", icon="🚫")
+                     f"{guards.md_text(why)}. The other treebanks still work.",
+                     icon=style.ICON_ERROR)
             st.stop()
     up = st.file_uploader("A treebank in CoNLL-U", type=["conllu"], key="wh_upload",
                           max_upload_size=tb.MAX_UPLOAD_MB,
                           help=f"UTF-8, up to {tb.MAX_UPLOAD_MB} MB, with HEAD and DEPREL "
                                "filled in (a UD treebank's .conllu files are).")
     if up is None:
-        st.info("Upload a `.conllu` file to score every head against its trees.", icon="🌳")
+        st.info("Upload a `.conllu` file to score every head against its trees.",
+                icon=style.ICON_TREE)
         st.stop()
     data = up.getvalue()
     if len(data) > tb.MAX_UPLOAD_MB * 2**20:
         st.error(f"This file is {size_text(len(data))}; uploads are limited to "
                  f"{tb.MAX_UPLOAD_MB} MB. Score a larger treebank with the command line: "
-                 "`python -m mha_core.syntax FILE.conllu`.", icon="🚫")
+                 "`python -m mha_core.syntax FILE.conllu`.", icon=style.ICON_ERROR)
         st.stop()
     try:
         digest = tb.digest(data)
         return "your upload", "upload:" + digest, tb.read_upload(digest, data)
     except TreebankError as e:
         st.error("This file is not a treebank headscope can score: "
-                 f"{guards.md_text(str(e)[:300])}", icon="🚫")
+                 f"{guards.md_text(str(e)[:300])}", icon=style.ICON_ERROR)
         st.stop()
 
 
@@ -110,10 +120,18 @@ def sentence_section(name, bert, sc, reported, sentences, text):
     pred = guards.computed_or_none(predictions, name, tuple(words))
     if pred is None:
         st.info("The arcs are drawn for sentences of at most 128 pieces ([CLS] and [SEP] "
-                "included), the limit of the protocol.", icon="✂️")
+                "included), the limit of the protocol.", icon=style.ICON_CUT)
         return
     names = [sc.relations[r] for r in reported]
+    if "relation" in pending:
+        if pending["relation"] in names:
+            st.session_state.wh_relation = pending.pop("relation")
+        else:
+            pending.pop("relation")
+            st.warning("The link's relation is not reported for this treebank; it was ignored.",
+                       icon=style.ICON_LINK)
     rel = st.selectbox("Relation", names, key="wh_relation")
+    link.write_query_params(relation=rel)
     r = sc.relations.index(rel)
     layer, head, d = sc.best(r)
     row = pred[layer, head, d]  # (W,) each word's predicted head
@@ -220,9 +238,11 @@ name, text = sidebar.current_model(), sidebar.current_text()
 bert = guards.model_or_stop(name)
 L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
 tb_name, key, sentences = chosen_treebank()
+link.write_query_params(treebank=tb_name if tb_name in tb.treebank_choices() else None)
 if len(sentences) > tb.MAX_SENTENCES:
     st.warning(f"This treebank has {len(sentences):,} sentences; the first "
-               f"{tb.MAX_SENTENCES:,} are scored here (the command line scores all).", icon="✂️")
+               f"{tb.MAX_SENTENCES:,} are scored here (the command line scores all).",
+               icon=style.ICON_CUT)
 
 st.subheader("Heads against dependency trees (Clark et al. 2019)")
 sc = guards.computed_or_stop(tb.scores, name, key, sentences)
@@ -236,7 +256,7 @@ skipped = sc.skipped_long + sc.skipped_empty
 if not sc.used:
     st.info(f"None of these sentences can be scored: {sc.skipped_long:,} over 128 pieces "
             f"([CLS] and [SEP] included), {sc.skipped_empty:,} with a word the tokenizer "
-            "drops entirely.", icon="🌳")
+            "drops entirely.", icon=style.ICON_TREE)
     st.stop()
 st.caption(f"{sc.used:,} sentences and {sc.counts[0]:,} arcs scored (punct and root are not)"
            + (f"; {skipped:,} sentence{'s' * (skipped != 1)} left out (over 128 pieces, or a "
@@ -246,7 +266,7 @@ st.caption(f"{sc.used:,} sentences and {sc.counts[0]:,} arcs scored (punct and r
              "word-level maps without [CLS]/[SEP]. Baseline: the best fixed offset (−3…+3).")
 if not reported:
     st.info(f"No relation has {min_arcs} arcs in this treebank; lower the number above.",
-            icon="🌳")
+            icon=style.ICON_TREE)
     st.stop()
 st.dataframe(relation_table(sc, reported), hide_index=True, key="wh_table")
 acc = sc.accuracy()[reported]  # (R, L, H, 2)

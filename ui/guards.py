@@ -40,7 +40,7 @@ def check_text(name: str, text: str, prompt: str, what: str = "This text",
         return None
     if facts["a_blank"]:
         st.info("There is nothing before the [SEP]. A [SEP] typed in the text starts sentence "
-                "B, so type sentence A before it.", icon="✍️")
+                "B, so type sentence A before it.", icon=style.ICON_TYPE)
         return None
     pair_notes(facts)
     if facts["only_special"]:
@@ -53,7 +53,7 @@ def check_text(name: str, text: str, prompt: str, what: str = "This text",
         st.warning(f"This pair has {facts['n_full']} tokens (A {fa} and B {fb} word pieces, "
                    f"with [CLS] and two [SEP]), more than this model's limit of "
                    f"{facts['max_length']}. As transformers does, the longer sentence is cut "
-                   f"first: A keeps {a} and B keeps {b} word pieces.", icon="✂️")
+                   f"first: A keeps {a} and B keeps {b} word pieces.", icon=style.ICON_CUT)
     elif facts["truncated"]:
         st.warning(f"{what} has {facts['n_full']} tokens, more than this model's limit of "
                    f"{facts['max_length']} (including [CLS] and [SEP]); only the first "
@@ -106,7 +106,8 @@ def pair_notes(facts: dict):
     if facts["sep_typed"] and facts["is_pair"]:
         st.info("The [SEP] typed in the text is read as the pair separator: the text before it "
                 "is sentence A, the rest sentence B, and the model reads [CLS] A [SEP] B [SEP] "
-                "with segment ids 0 and 1, as BERT was trained on sentence pairs.", icon="✂️")
+                "with segment ids 0 and 1, as BERT was trained on sentence pairs.",
+                icon=style.ICON_CUT)
     elif facts["sep_typed"]:
         st.caption("The [SEP] at the end of the text only ends sentence A: nothing follows it, "
                    "so there is no sentence B.")
@@ -121,7 +122,7 @@ def pair_notes(facts: dict):
     for side, seen in (("A", "[CLS] [SEP] B [SEP]"), ("B", "[CLS] A [SEP] [SEP]")):
         if facts["is_pair"] and facts["segments_full"]["AB".index(side)] == 0:
             st.info(f"The tokenizer found nothing in sentence {side} (it drops spaces, control "
-                    f"and zero-width characters): the model reads {seen}.", icon="✍️")
+                    f"and zero-width characters): the model reads {seen}.", icon=style.ICON_TYPE)
 
 
 def computed_or_none(fn, *args):

@@ -14,7 +14,7 @@ import streamlit as st
 from mha_core.heads import HeadId, head_names
 from mha_core.masking import MAX_MASKS, maskable
 
-from . import figures, guards, models
+from . import figures, guards, models, style
 from .labels import visible
 from .presentation import plot
 
@@ -38,16 +38,16 @@ def mask_notes(facts: dict, shown: int):
     if full > n:
         st.warning(f"{full - n} of the {full} [MASK]s typed are past this model's limit of "
                    f"{facts['max_length']} tokens and were cut with the text: there is no "
-                   "prediction for them.", icon="✂️")
+                   "prediction for them.", icon=style.ICON_CUT)
     if facts["mask_segments"] == [0, 1]:
         st.info("[MASK] is typed in both sentences. The model fills every [MASK] in one pass, "
                 "each with the others still hidden; the lists below are in order, sentence A's "
-                "first.", icon="ℹ️")
+                "first.", icon=style.ICON_INFO)
     if n > shown:
         st.warning(f"{n} [MASK]s typed: predictions are listed for the first {shown}. BERT "
                    "fills every [MASK] at once, each on its own with all the others still "
                    "hidden (it was trained with about 15% of the tokens masked), so with many "
-                   "masks its guesses say little.", icon="⚠️")
+                   "masks its guesses say little.", icon=style.ICON_INFO)
 
 
 def typed_masks(name: str, text: str, pair: str | None, facts: dict, res, key: str):
@@ -109,7 +109,7 @@ def section(name: str, text: str, pair: str | None, facts: dict, key: str):
             st.caption(f"The masked word itself gets probability {m['p_original']:.4f} "
                        f"(rank {m['rank_original']:,} in the vocabulary).")
         else:
-            st.info(NO_HEAD.format(name=guards.md_text(name)), icon="ℹ️")
+            st.info(NO_HEAD.format(name=guards.md_text(name)), icon=style.ICON_INFO)
     with right:
         names = head_names(L, H)
         chosen = f"{key}_head"

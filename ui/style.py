@@ -48,6 +48,8 @@ ICON_INFO = ":material/info:"
 ICON_LINK = ":material/link:"
 ICON_LANGUAGE = ":material/translate:"
 ICON_UNKNOWN = ":material/help:"
+ICON_TREE = ":material/account_tree:"
+ICON_WAIT = ":material/hourglass_top:"
 
 # The favicon is a file in the repository: an emoji favicon comes from a CDN (Twemoji) and a
 # Material one from Google's font servers, and a classroom may be offline

@@ -11,6 +11,7 @@ import os
 
 import streamlit as st
 
+from . import style
 from .models import bert_or_raise, bounded
 
 SAMPLE = "Hand-made sample (bundled)"
@@ -103,7 +104,7 @@ def qk_points(model: str, key: str, _texts, layer: int, head: int, method: str,
     step, done = _progress("Queries and keys")
     space = qk.qk_vectors(bert_or_raise(model), list(_texts), layer, head, max_tokens, step)
     slot = st.empty()
-    slot.info(f"Projecting {2 * len(space.tokens):,} points with {method}…", icon="⏳")
+    slot.info(f"Projecting {2 * len(space.tokens):,} points with {method}…", icon=style.ICON_WAIT)
     xy = qk.project(*qk.normalise(space.queries, space.keys), method)
     slot.empty()
     done()

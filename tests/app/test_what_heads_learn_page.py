@@ -179,9 +179,18 @@ def test_operator_treebanks(bundled, tmp_path, monkeypatch):
     assert str(tmp_path) not in messages(at).replace("\\", "")  # no server path to visitors
 
 
-def test_a_bert_base_shaped_checkpoint(base_dir, monkeypatch):
+def test_a_bert_base_shaped_checkpoint(base_dir, monkeypatch, tmp_path):
+    """The page at bert-base's size, on the sample's first 30 sentences (an operator's
+    treebank, named in the link) so that the test stays quick."""
+    from mha_core.treebank import DEFAULT_TREEBANK
+
+    blocks = DEFAULT_TREEBANK.read_text(encoding="utf-8").strip().split("\n\n")[:30]
+    (tmp_path / "thirty.conllu").write_text("\n\n".join(blocks) + "\n\n", encoding="utf-8")
     monkeypatch.setenv("HEADSCOPE_MODELS", f"base-shaped={base_dir}")
-    at = open_app("what_heads_learn", model="base-shaped", text=TELESCOPE)
+    monkeypatch.setenv("HEADSCOPE_TREEBANKS", f"thirty={tmp_path / 'thirty.conllu'}")
+    at = open_app("what_heads_learn", model="base-shaped", text=TELESCOPE, treebank="thirty")
+    assert at.selectbox(key="wh_treebank").value == "thirty"
+    assert dict(at.query_params)["treebank"] == "thirty"
     survives(at)
     assert array(chart(at, "wh_matrix")["data"][0]["z"]).shape[0] == 144
     assert len(chart(at, "wh_norms")["data"][0]["y"]) == 12

@@ -17,12 +17,12 @@ def base(base_dir):
 
 
 def test_syntax_scores_every_head(base):
-    sentences = read_treebank(DEFAULT_TREEBANK)
+    sentences = read_treebank(DEFAULT_TREEBANK)[:40]  # enough for bert-base's shape, quickly
     scores = syntax.score_treebank(base, sentences)
     assert scores.correct.shape[1:] == (12, 12, 2)
     # the tiny vocabulary spells unknown words letter by letter; the model has 64 positions
-    assert scores.used + scores.skipped_long == len(sentences) and scores.used > 50
-    for row in scores.rows(min_arcs=20):
+    assert scores.used + scores.skipped_long == len(sentences) and scores.used > 20
+    for row in scores.rows(min_arcs=5):
         assert 1 <= row["layer"] <= 12 and 1 <= row["head"] <= 12 and 0 <= row["acc"] <= 1
 
 
