@@ -1,6 +1,6 @@
 # headscope: `make run` starts the app on the bundled model; `make serve` starts several app
 # processes behind nginx for a class; `make test` runs the whole suite; `make test-fast` runs
-# what needs no browser and no fuzzing (under a minute).
+# what needs no browser, no fuzzing and no slow cross-check (about a minute).
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
 ifeq ($(PYTHON),)
 $(error no python3 found: install Python 3.11)
@@ -40,9 +40,9 @@ test: $(VENV)/.dev lint
 	HF_HUB_OFFLINE=1 $(PY) -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
-# Everything but the browser and the fuzz tests, on both cores (pytest-xdist).
+# Everything but the browser, fuzz and slow tests, on both cores (pytest-xdist).
 test-fast: $(VENV)/.dev lint
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -m "not browser and not fuzz" -n 2 -q; rc=$$?; \
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -m "not browser and not fuzz and not slow" -n 2 -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
 bench: $(VENV)/.dev

@@ -5,9 +5,11 @@ The folders say what a test needs, and each gets its marker here:
   unit     pure math and figures: no checkpoint, no Streamlit session
   model    a loaded model (bundled or a tiny one built by the test), parity with transformers
   app      AppTest: pages inside the real frame (testkit.apptest)
-  fuzz     hypothesis over every page (slow; HEADSCOPE_FUZZ_EXAMPLES scales it)
+  fuzz     hostile input on every page: hypothesis (HEADSCOPE_FUZZ_EXAMPLES scales it) and
+           the fixed list of known-nasty inputs and links
   browser  Debian's chromium driven by playwright
-`make test-fast` runs everything but browser and fuzz.
+A test may also carry `slow` (a cross-check of seconds, e.g. against an independent
+implementation on a treebank). `make test-fast` runs everything but browser, fuzz and slow.
 """
 
 import json

@@ -179,6 +179,7 @@ def test_operator_treebanks(bundled, tmp_path, monkeypatch):
     assert str(tmp_path) not in messages(at).replace("\\", "")  # no server path to visitors
 
 
+@pytest.mark.slow  # bert-base's size: make test runs it, test-fast not
 def test_a_bert_base_shaped_checkpoint(base_dir, monkeypatch, tmp_path):
     """The page at bert-base's size, on the sample's first 30 sentences (an operator's
     treebank, named in the link) so that the test stays quick."""

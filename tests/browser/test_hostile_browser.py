@@ -1,5 +1,5 @@
 """Hostile text through the Head view page and the Explorer in a real browser: the fixed list of
-tests/app/test_hostile_input.py, markup made to run script, and a hypothesis fuzz. Each page is
+tests/fuzz/test_hostile_list.py, markup made to run script, and a hypothesis fuzz. Each page is
 opened from a link carrying the text; no dialog may open, no script run, no element appear
 from the text, and the component shows the text's own tokens."""
 
@@ -9,9 +9,9 @@ from urllib.parse import quote
 from hypothesis import HealthCheck, given, settings
 
 from testkit.browser import HOST, no_exception
-from tests.app.test_hostile_input import FIXED
 from tests.conftest import CI
 from tests.fuzz.test_fuzz_pages import TEXT
+from tests.fuzz.test_hostile_list import FIXED
 
 PAGES = {"": "ex_grid", "head_view": "hv_lines"}  # url path -> the page's component key
 RUNS = ["<img src=x onerror=\"window.__hs_pwned=1\">", "\"><svg onload=window.__hs_pwned=1>",

@@ -10,6 +10,8 @@ from mha_core import norms, qk_space, syntax
 from mha_core.treebank import DEFAULT_TREEBANK, read_treebank
 from testkit.models import hf_reference
 
+pytestmark = pytest.mark.slow  # seconds of model runs: make test runs it, test-fast not
+
 
 @pytest.fixture(scope="module")
 def base(base_dir):

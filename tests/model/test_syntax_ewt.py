@@ -22,6 +22,8 @@ import torch
 from testkit.models import hf_reference
 from testkit.server import ROOT
 
+pytestmark = pytest.mark.slow  # seconds of model runs: make test runs it, test-fast not
+
 UD_DIR = Path(os.environ.get("HEADSCOPE_UD_DIR") or ROOT.parent / "shared" / "ud")
 EWT = UD_DIR / "en_ewt-ud-dev.conllu"
 STEP = 1 if os.environ.get("HEADSCOPE_EWT_FULL") else 4
