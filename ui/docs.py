@@ -8,8 +8,9 @@ DOCS = Path(__file__).resolve().parent.parent / "docs"
 GUIDE_HOST = "http://localhost:8501/"  # the guide assumes `make run` on the teacher's machine
 
 
-PRESENT_NOTE = ("Every link below already has `present=1`. Remove it for the students' own "
-                "screens.")
+PRESENT_NOTE = ("Every link below already has `present=1`. For the students' own screens, use "
+                "**Copy link**: it gives the same view without `present=1` (the address bar "
+                "never carries it).")
 
 
 def teaching_guide() -> str:
