@@ -8,7 +8,8 @@ from ui.page import Page
 PAGE = Page("ab")
 PAGE.start()
 
-st.header("About headscope")
+PAGE.heading("About headscope", "What it is, its pages, how it checks itself, its limits, and the "
+             "teaching guide.")
 st.markdown(
     "**headscope shows what every attention head of a real pretrained BERT looks at**, for any "
     "sentence you type. It runs offline on a bundled model (all-MiniLM-L6-v2: 6 layers × 12 "

@@ -160,7 +160,9 @@ def sentence_section(name: str, text: str, pair: str | None = None):
                    "itself runs over every token.")
 
 
-st.header("All heads")
+PAGE.heading("All heads", "Every head of every layer at once: what pattern each follows, how the "
+             "layers pass information up (rollout), and each head's profile over many "
+             "sentences.")
 name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
 bert = guards.model_or_stop(name)
 sentence_section(name, text, pair)

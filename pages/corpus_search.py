@@ -48,11 +48,11 @@ def targets_text(targets) -> str:
     return " · ".join(f"{cell(t)} {w:.2f}" for t, w in targets)
 
 
-st.header("Corpus search")
-st.caption("exBERT's question: where else in a corpus is this token used the same way? The "
-           "page compares the token's hidden state at one layer with every token of a corpus "
-           "(cosine similarity) and lists the closest, with what each of them attends to in "
-           "one head of that layer.")
+PAGE.heading("Corpus search",
+             "exBERT's question: where else in a corpus is this token used the same way? The "
+             "page compares the token's hidden state at one layer with every token of a corpus "
+             "(cosine similarity) and lists the closest, with what each of them attends to in "
+             "one head of that layer.")
 name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
 bert = guards.model_or_stop(name)
 L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads

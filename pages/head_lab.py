@@ -62,7 +62,8 @@ RANK_MAX_TOKENS = 256  # and longer ones not at all
 MAX_PAIR_TOKENS = 128  # the intact/ablated pair of maps shows at most this many tokens
 
 
-st.header("Head lab")
+PAGE.heading("Head lab", "Switch heads off and watch the output change; rank the heads by how "
+             "much each one matters.")
 name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
 bert = guards.model_or_stop(name)
 facts = guards.check_text(name, text, cut=sidebar.text_was_cut(), pair=pair,

@@ -50,9 +50,9 @@ def fmt_bytes(n) -> str:
     return f"{int(n)} B"
 
 
-st.header("Inside multi-head attention")
-st.caption("Is the input split across the heads or copied to each one? What are all those "
-           "matrices? What does it cost? Every number here is computed, not drawn.")
+PAGE.heading("Inside multi-head attention",
+             "Is the input split across the heads or copied to each one? What are all those "
+             "matrices? What does it cost? Every number here is computed, not drawn.")
 walk_tab, real_tab, slices_tab, cost_tab = st.tabs(
     ["Toy walkthrough", "The real model, step by step", "Narrow vs wide", "What it costs"])
 

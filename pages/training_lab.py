@@ -85,9 +85,9 @@ def example_table(r: toy.RunResult) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("position").T
 
 
-st.header("Training lab")
-st.caption("Small attention models trained live on this CPU. Why doesn't every head learn the "
-           "same thing? Is one big head as good as many small ones?")
+PAGE.heading("Training lab",
+             "Small attention models trained live on this CPU. Why doesn't every head learn the "
+             "same thing? Is one big head as good as many small ones?")
 
 c1, c2, c3 = st.columns(3)
 small = c1.toggle(f"Small steps ({SMALL_STEPS} steps: a quick look, not a result)",

@@ -49,9 +49,9 @@ def on_click():
         st.session_state["tr_head"] = str(HeadId(int(points[0]["y"]), int(points[0]["x"])))
 
 
-st.header("Two readings")
-st.caption("The same word in two sentences. For every head: does the focus word look at the "
-           "same words in both?")
+PAGE.heading("Two readings",
+             "The same word in two sentences. For every head: does the focus word look at the "
+             "same words in both?")
 name = sidebar.current_model()
 bert = guards.model_or_stop(name)
 L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads

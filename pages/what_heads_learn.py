@@ -230,10 +230,10 @@ def qk_section(name, key, L, H, default_head, sentences):
          key="wh_qk_attention", config={"displayModeBar": False})
 
 
-st.header("What heads learn")
-st.caption("Clark et al. 2019 found heads that track syntax: objects of verbs, determiners of "
-           "nouns, objects of prepositions. Here every head of the loaded model is scored "
-           "against gold dependency trees, on whatever checkpoint is loaded.")
+PAGE.heading("What heads learn",
+             "Clark et al. 2019 found heads that track syntax: objects of verbs, determiners of "
+             "nouns, objects of prepositions. Here every head of the loaded model is scored "
+             "against gold dependency trees, on whatever checkpoint is loaded.")
 name, text = sidebar.current_model(), sidebar.current_text()
 bert = guards.model_or_stop(name)
 L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads

@@ -14,6 +14,7 @@ import streamlit as st
 
 from . import share
 from .link import FRAME_PARAMS, pending_params
+from .presentation import presenting
 from .st_internals import leave_legacy_pages_mode
 
 _KEPT = "_kept_widgets"
@@ -52,6 +53,16 @@ class Page:
             del pending[k]
         share.refresh()  # the copy-link box without the parameters just dropped
         return pending
+
+    @staticmethod
+    def heading(title: str, intro: str):
+        """The page's title and its one-line intro (markdown, our own text). On a projector one
+        caption line (the top navigation already names the page), so the figure fits."""
+        if presenting():
+            st.caption(f"**{title}** · {intro}")
+        else:
+            st.header(title)
+            st.caption(intro)
 
 
 def keep_widgets():
