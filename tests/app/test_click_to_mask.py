@@ -10,8 +10,16 @@ import pytest
 import torch
 
 import mha_core
-from testkit.apptest import array, axis_tokens, chart, click, component, messages, open_app, \
-    survives
+from testkit.apptest import (
+    array,
+    axis_tokens,
+    chart,
+    click,
+    component,
+    messages,
+    open_app,
+    survives,
+)
 from testkit.models import hf_mlm_reference, save_tiny_mlm_bert
 from ui import style
 from ui.attention import unpack
