@@ -24,6 +24,14 @@ def maskable(enc: Encoded) -> list:
     return [t for t, s in enumerate(enc.special) if not s and t not in enc.masks]
 
 
+def first_maskable(enc: Encoded, positions):
+    """The first of these token positions a reader may mask (a shown word of several pieces is
+    masked by its first piece, one piece at a time, as exBERT does), or None: [CLS], [SEP] and
+    typed [MASK]s cannot be masked."""
+    allowed = set(maskable(enc))
+    return next((int(t) for t in positions if int(t) in allowed), None)
+
+
 def mask_tokens(enc: Encoded, positions, mask_token_id: int, mask_token: str = "[MASK]"):
     """enc with the tokens at `positions` replaced by [MASK]: ids and token strings change;
     offsets, word ids and segments stay, so the masked sentence lines up with the original."""

@@ -8,6 +8,7 @@ import numpy as np
 import torch
 
 from .metrics import keep_tokens
+from .norms import row_normalised
 
 
 def explorer_view(att: torch.Tensor, res, word_level=False, hide_special=False):
@@ -28,6 +29,42 @@ def explorer_view(att: torch.Tensor, res, word_level=False, hide_special=False):
         labels = [x for x, k in zip(labels, keep) if k]
         special = [False] * len(labels)
     return att, list(labels), list(special)
+
+
+def _groups_kept(res, word_level: bool, hide_special: bool):
+    """(groups, kept): the token positions behind each label before hiding, and the indices of
+    the labels explorer_view keeps (all of them unless [CLS]/[SEP] are hidden)."""
+    groups = res.words()[1] if word_level else [[t] for t in range(len(res.tokens))]
+    special = [all(res.special[t] for t in g) for g in groups]
+    if hide_special and not all(special):
+        return groups, [i for i, s in enumerate(special) if not s]
+    return groups, list(range(len(groups)))
+
+
+def shown_groups(res, word_level=False, hide_special=False) -> list:
+    """The token positions (indices into res.tokens) behind each label explorer_view shows with
+    the same options: [t] per token, a word's pieces at word level; [CLS]/[SEP] left out when
+    hidden. A click on shown label i is a click on these tokens."""
+    groups, kept = _groups_kept(res, word_level, hide_special)
+    return [list(groups[i]) for i in kept]
+
+
+def explorer_norm_view(raw: torch.Tensor, res, word_level=False, hide_special=False):
+    """Norm-weighted maps (Kobayashi et al. 2020) as the Explorer shows them: raw (..., T, T)
+    the norms ||alpha_ij f(x_j)|| of res (norms.result_norm_maps).
+
+    Returns (shown (..., G, G), raw (..., G, G), labels G, special G). shown: each row divided
+    by its sum (norms.row_normalised), then merged to words and [CLS]/[SEP] hidden exactly as
+    explorer_view does the weights (so rows sum to 1). raw: the norms merged the same linear
+    way (summed over a word's key pieces, averaged over its query pieces) with hidden tokens
+    dropped, never divided by a row sum."""
+    shown, labels, special = explorer_view(row_normalised(raw), res, word_level, hide_special)
+    merged = res.word_level(raw) if word_level else raw  # (..., G, G)
+    groups, kept = _groups_kept(res, word_level, hide_special)
+    if len(kept) < len(groups):
+        idx = torch.as_tensor(kept, dtype=torch.long)
+        merged = merged.index_select(-2, idx).index_select(-1, idx)  # (..., G', G')
+    return shown, merged, labels, special
 
 
 def segments_view(res, word_level=False, hide_special=False) -> list:

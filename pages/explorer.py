@@ -9,7 +9,8 @@ import numpy as np
 import streamlit as st
 
 from mha_core.metrics import entropy, head_divergence, map_summary, token_kinds, word_focus
-from mha_core.views import explorer_view, focus_targets
+from mha_core.norms import result_norm_maps
+from mha_core.views import explorer_norm_view, explorer_view, focus_targets
 from ui import (
     captions,
     figures,
@@ -28,8 +29,8 @@ from ui.labels import visible
 from ui.page import Page
 from ui.presentation import plot
 
-PAGE = Page("ex", keep=("ex_words", "ex_nospecial"),
-            link=("layer", "head", "focus", "words", "nospecial"))
+PAGE = Page("ex", keep=("ex_words", "ex_nospecial", "ex_norms"),
+            link=("layer", "head", "focus", "words", "nospecial", "norms"))
 pending = PAGE.start()
 
 WINDOW = 40  # maps of longer texts show a window of this many tokens
@@ -55,26 +56,41 @@ def default_layer(name: str) -> int:
 
 @st.cache_data(**models.bounded(), show_spinner=False)
 def layer_view(name: str, text: str, layer: int, word_level: bool, hide_special: bool,
-               pair: str | None = None) -> dict:
-    """One layer as shown: heads (H, G, G), single head and mean of heads (G, G), entropies."""
+               pair: str | None = None, by_norm: bool = False) -> dict:
+    """One layer as shown: heads (H, G, G), single head and mean of heads (G, G), entropies;
+    what a click on each shown label masks (masked_words.click_targets). by_norm: the heads and
+    their mean by norm (Kobayashi et al. 2020: ||alpha f(x)||, rows normalised; raw norms in
+    raw and raw_mean); the single head stays the weights (it has no norm form)."""
     res = models.attend(name, text, pair)
     heads, labels, special = explorer_view(res.attentions[layer], res, word_level, hide_special)
     single = explorer_view(res.single_head[layer], res, word_level, hide_special)[0]  # (G, G)
-    mean = heads.mean(dim=0)  # (G, G): the mean of the maps shown
     kinds = token_kinds(labels, special)
     words = [not (s or p) for s, p in zip(special, kinds["punct"])]
+    focus = word_focus(heads, words)  # the default head, by weight whatever is shown
+    raw = raw_mean = None
+    if by_norm:
+        norms = result_norm_maps(models.bert_or_raise(name), res)[layer]  # (H, T, T)
+        heads, raw, _, _ = explorer_norm_view(norms, res, word_level, hide_special)
+        raw, raw_mean = raw.numpy(), raw.mean(dim=0).numpy()  # (H, G, G), (G, G)
+    mean = heads.mean(dim=0)  # (G, G): the mean of the maps shown
     return dict(labels=labels, special=special, heads=heads.numpy(), single=single.numpy(),
-                mean=mean.numpy(), h_heads=entropy(heads).tolist(),
+                mean=mean.numpy(), h_heads=entropy(heads).tolist(), raw=raw, raw_mean=raw_mean,
                 h_single=float(entropy(single)), h_mean=float(entropy(mean)), tokens=res.tokens,
-                word_focus=word_focus(heads, words), single_summary=map_summary(single))
+                word_focus=focus, single_summary=map_summary(single),
+                targets=masked_words.click_targets(res, word_level, hide_special))
 
 
 @st.cache_data(**models.bounded(), show_spinner=False)
 def focus_view(name: str, text: str, query: int, word_level: bool, hide_special: bool,
-               pair: str | None = None) -> dict:
-    """Where the token at `query` (in the shown view) attends, in every head of every layer."""
+               pair: str | None = None, by_norm: bool = False) -> dict:
+    """Where the token at `query` (in the shown view) attends, in every head of every layer
+    (by norm: in the row-normalised norm maps)."""
     res = models.attend(name, text, pair)
-    att = explorer_view(res.attentions, res, word_level, hide_special)[0]  # (L, H, G, G)
+    if by_norm:
+        norms = result_norm_maps(models.bert_or_raise(name), res)  # (L, H, T, T)
+        att = explorer_norm_view(norms, res, word_level, hide_special)[0]  # (L, H, G, G)
+    else:
+        att = explorer_view(res.attentions, res, word_level, hide_special)[0]  # (L, H, G, G)
     top, weight, rows = focus_targets(att, query)
     return dict(top=top.numpy(), weight=weight.numpy(), rows=rows.numpy())
 
@@ -106,7 +122,7 @@ for param, key, hi in (("layer", "ex_layer", L), ("head", "ex_head", H)):
                 ss.ex_head_auto = False  # a head named in a link or an example stays
         if note:
             st.warning(note, icon=style.ICON_LINK)
-for param, key in (("words", "ex_words"), ("nospecial", "ex_nospecial")):
+for param, key in (("words", "ex_words"), ("nospecial", "ex_nospecial"), ("norms", "ex_norms")):
     if param in pending:  # before the focus token, which is a position in this view
         ss[key] = link.is_on(pending.pop(param))
 # Widget state is dropped on a run that does not draw the widget (another page, a model that
@@ -117,7 +133,9 @@ if "ex_layer" not in ss:
 ss.ex_layer = min(ss.ex_layer, L)  # after a model change
 layer = ss.ex_layer - 1
 word_level, hide_special = ss.get("ex_words", False), ss.get("ex_nospecial", False)
-v = guards.computed_or_stop(layer_view, name, text, layer, word_level, hide_special, pair)
+by_norm = ss.get("ex_norms", False)
+v = guards.computed_or_stop(layer_view, name, text, layer, word_level, hide_special, pair,
+                            by_norm)
 # The enlarged head, until the reader picks one: the layer's head that links words to other
 # words most sharply (metrics.word_focus), so the first view is not a [CLS] sink
 if ss.get("ex_head_auto", True) or "ex_head" not in ss:
@@ -129,7 +147,7 @@ def picked_head():
     ss.ex_head_auto = False
 
 
-c1, c2, c5, c3, c4 = st.columns([3, 2, 2.2, 1.6, 1.6], vertical_alignment="bottom")
+c1, c2, c5, c3, c4, c6 = st.columns([3, 2, 2.2, 1.5, 1.5, 1.5], vertical_alignment="bottom")
 if L > 1:
     layer = c1.slider("Layer", 1, L, key="ex_layer") - 1
 else:  # a slider needs two values
@@ -146,11 +164,22 @@ word_level = c3.toggle("Whole words", key="ex_words",
                             "to a word is summed over its pieces, attention from it averaged.")
 hide_special = c4.toggle("Hide [CLS]/[SEP]", key="ex_nospecial",
                          help="Drop the special tokens and renormalise each row to sum to 1.")
+by_norm = c6.toggle("By norm ‖αf(x)‖", key="ex_norms",
+                    help="Kobayashi et al. 2020: how much of each token's vector reaches the "
+                         "token that looks, through the head: ‖α f(x)‖, the weight times the "
+                         "norm of the token's transformed value vector f(x) = (x W_V + b_V) W_O "
+                         "(each row divided by its sum; the hover gives the raw norm).")
 ss.ex_shown = (layer + 1, head + 1)
 labels = v["labels"]
 if hide_special:
     st.caption("[CLS] and [SEP] are hidden: each row is renormalised over the remaining tokens "
                "to sum to 1, and entropies are of these maps.")
+if by_norm:
+    st.caption("**By norm** (Kobayashi et al. 2020): each head's cell is ‖α_ij f(x_j)‖, each row "
+               "divided by its sum so that rows read like weights (the hover also gives the raw "
+               "norm), and the focus grid and the enlarged head follow. The **single head has no "
+               "norm form**: it reads the layer's query and key weights as one head, and the "
+               "model never sends value vectors through it, so its map stays the weights.")
 # a long text: the maps show a window of tokens, so that labels stay readable
 G = len(labels)
 tokens_id = zlib.crc32(chr(0).join(labels).encode("utf-8", "surrogatepass"))
@@ -196,25 +225,43 @@ def open_head(layer_: int, head_: int):
         ss.ex_layer, ss.ex_head, ss.ex_head_auto = layer_ + 1, head_ + 1, False
 
 
+def mask_token(i: int):
+    """A click on query label i of the grid (in the window): mask its token below."""
+    if 0 <= lo + i < len(v["targets"]):
+        masked_words.mask_from_click("ex_mask", v["tokens"], v["targets"][lo + i],
+                                     labels[lo + i])
+
+
 window = slice(lo, hi)
 titles = [f"head {h + 1} · {v['h_heads'][h]:.2f} nats" for h in range(H)]
-titles += [f"single head · {v['h_single']:.2f} nats", f"mean of heads · {v['h_mean']:.2f} nats"]
+titles += [f"single head{' (weights)' if by_norm else ''} · {v['h_single']:.2f} nats",
+           f"mean of heads · {v['h_mean']:.2f} nats"]
 maps = np.concatenate([v["heads"], v["single"][None], v["mean"][None]])  # (H + 2, G, G)
+raw = None
+if by_norm:  # the single head has no raw norm: NaN, and its hover gives the weight alone
+    raw = np.concatenate([v["raw"], np.full_like(v["single"], np.nan)[None],
+                          v["raw_mean"][None]])  # (H + 2, G, G)
+    raw = raw[:, window, window]
 maps_col, focus_col = st.columns([3, 2], gap="medium")
 with maps_col:
     attention(grid_payload(maps[:, window, window], labels[window], v["special"][window],
-                           titles, heads=H, selected=head, fit=True),
-              key="ex_grid", on_head=enlarge, filename=f"attention_L{layer + 1}",
-              tag=f"layer {layer + 1}")
+                           titles, heads=H, selected=head, fit=True, raw=raw,
+                           legend="share of ‖αf‖" if by_norm else "weight",
+                           maskable=[t is not None for t in v["targets"][window]]),
+              key="ex_grid", on_head=enlarge, on_token=mask_token,
+              filename=f"attention_L{layer + 1}{'_norm' if by_norm else ''}",
+              tag=f"layer {layer + 1}{' by norm' if by_norm else ''}")
 
 with focus_col:
     token_level = not (word_level or hide_special)  # positions are token positions
     shared_view.remember(layer, head, labels[query], query if token_level else None)
-    f = guards.computed_or_stop(focus_view, name, text, query, word_level, hide_special, pair)
+    f = guards.computed_or_stop(focus_view, name, text, query, word_level, hide_special, pair,
+                                by_norm)
     colors = figures.token_colors(labels, v["special"])
     attention(focus_payload(f["top"], f["weight"], labels, colors, labels[query], layer=layer,
-                            head=head),
-              key="ex_focus_grid", on_cell=open_head, filename="focus", tag=f"focus {query}")
+                            head=head, by="by norm" if by_norm else ""),
+              key="ex_focus_grid", on_cell=open_head, filename="focus",
+              tag=f"focus {query}{' by norm' if by_norm else ''}")
     st.caption(captions.single_head(v["single_summary"], labels, layer, H, D))
     st.page_link("pages/training_lab.py", icon=":material/model_training:",
                  label="One head trained against many: the Training lab")
@@ -222,30 +269,36 @@ with focus_col:
 st.caption(
     "Each map: rows are the tokens looking (queries), columns the tokens looked at (keys); "
     "darker means more attention, and entropy (nats) says how spread a row is. Hover a cell to "
-    "read its weight and see that row and column in every map; click a head to enlarge it. The "
+    "read its weight and see that row and column in every map; click a head to enlarge it; "
+    "click a token's label at the left to mask it (below: what the model predicts there and "
+    "how every head's attention changes; at word level, the word's first piece). The "
     "**mean** of the heads is what most tools show: a blur of them. The focus grid gives, for "
     "every head of every layer, the token the focus token looks at most and its weight; the "
     "layer shown is framed and the enlarged head is red; click a cell to open it.")
 
 # --- the enlarged head, with downloads | the focus token's attention, per head --------------
 big, bars = st.columns([2, 3], gap="medium")
-weights = v["heads"][head]  # (G, G)
+weights = v["heads"][head]  # (G, G): by norm, the row-normalised norms
+by = " · by norm" if by_norm else ""
 plot(big, figures.heatmap(weights[window, window], labels[window], height=520,
-                          title=f"layer {layer + 1}, head {head + 1} · "
-                                f"{v['h_heads'][head]:.2f} nats"),
+                          title=f"layer {layer + 1}, head {head + 1}{by} · "
+                                f"{v['h_heads'][head]:.2f} nats",
+                          raw=None if raw is None else raw[head]),
      config=PLOT_CONFIG, theme=None, key="ex_big")
 meta = dict(model=name, text=text, pair=pair, layer=layer + 1, head=head + 1, numbering="from 1",
-            view=dict(word_level=word_level, hide_special=hide_special))
+            view=dict(word_level=word_level, hide_special=hide_special, by_norm=by_norm))
+stem = f"attention_L{layer + 1}_H{head + 1}{'_norm' if by_norm else ''}"
 d1, d2 = big.columns(2)
 d1.download_button("Download CSV", lambda: attention_csv(labels, weights), mime="text/csv",
-                   file_name=f"attention_L{layer + 1}_H{head + 1}.csv", width="stretch")
+                   file_name=f"{stem}.csv", width="stretch")
 d2.download_button("Download JSON", lambda: attention_json(labels, weights, **meta),
-                   mime="application/json", file_name=f"attention_L{layer + 1}_H{head + 1}.json",
-                   width="stretch")
-plot(bars, figures.focus_bars(f["rows"][layer], labels, v["special"], labels[query], layer),
+                   mime="application/json", file_name=f"{stem}.json", width="stretch")
+plot(bars, figures.focus_bars(f["rows"][layer], labels, v["special"], labels[query], layer,
+                              value="share of ‖αf‖" if by_norm else "weight"),
      config=PLOT_CONFIG, theme=None, key="ex_focus_bars")
 
 link.write_query_params(layer=layer + 1, head=head + 1, focus=link.focus_param(labels, query),
-                        words=1 if word_level else None, nospecial=1 if hide_special else None)
+                        words=1 if word_level else None, nospecial=1 if hide_special else None,
+                        norms=1 if by_norm else None)
 
 masked_words.section(name, text, pair, facts, "ex_mask")

@@ -4,13 +4,14 @@ layer x head as a small line view.
 
 Widgets -> cached line entries (ui.attention.lines_payload) -> the component. Layer, heads and
 the pinned token are chosen in the browser and come back as the component's state, so the link
-follows them.
+follows them. Clicking a token pins its lines and masks it (trigger "token"): the masked-word
+section below shows the predictions there and how every head's attention changed.
 """
 
 import streamlit as st
 
 from mha_core.views import explorer_view, segments_view
-from ui import guards, link, models, sidebar, style
+from ui import guards, link, masked_words, models, sidebar, style
 from ui.attention import attention, lines_payload
 from ui.page import Page
 
@@ -21,13 +22,16 @@ pending = PAGE.start()
 
 @st.cache_data(**models.bounded(), show_spinner=False)
 def lines_view(name: str, text: str, word_level: bool, hide_special: bool,
-               pair: str | None = None) -> dict:
-    """Every layer's heads as line entries (the strongest first), as the component takes them;
-    a sentence pair's segments for the filter (A→A, A→B, B→A, B→B)."""
+               pair: str | None = None) -> tuple:
+    """(payload, targets): every layer's heads as line entries (the strongest first), as the
+    component takes them, with a sentence pair's segments for the filter (A→A, A→B, B→A, B→B);
+    and for each shown token the position a click masks (masked_words.click_targets)."""
     res = models.attend(name, text, pair)
     att, labels, special = explorer_view(res.attentions, res, word_level, hide_special)
     segments = segments_view(res, word_level, hide_special)
-    return lines_payload(att.numpy(), labels, special, segments=segments)
+    targets = masked_words.click_targets(res, word_level, hide_special)
+    return lines_payload(att.numpy(), labels, special, segments=segments,
+                         maskable=[t is not None for t in targets]), targets
 
 
 def parse_heads(raw: str, n_heads: int):
@@ -82,7 +86,7 @@ word_level = c1.toggle("Whole words", key="hv_words",
                             "Explorer.")
 hide_special = c2.toggle("Hide [CLS]/[SEP]", key="hv_nospecial",
                          help="Drop the special tokens and renormalise each row to sum to 1.")
-p = guards.computed_or_stop(lines_view, name, text, word_level, hide_special, pair)
+p, targets = guards.computed_or_stop(lines_view, name, text, word_level, hide_special, pair)
 labels = p["tokens"]
 if "focus" in pending:
     found = link.resolve_focus(pending.pop("focus"), labels)
@@ -102,7 +106,13 @@ def changed(new: dict):
     ss.hv_view = new
 
 
-attention(dict(p, state=view), key="hv_lines", on_view=changed,
+def mask_token(i: int):
+    """A click on shown token i (which also pinned it): mask its token below."""
+    masked_words.mask_from_click("hv_mask", bert.encode(text, pair).tokens, targets[i],
+                                 labels[i])
+
+
+attention(dict(p, state=view), key="hv_lines", on_view=changed, on_token=mask_token,
           filename=f"attention_L{view['layer'] + 1}")
 st.caption(
     "**Head view**: each line joins a token on the left (the query, looking) to a token on the "
@@ -110,7 +120,8 @@ st.caption(
     "token to keep only its lines, click it to pin them; click a head's swatch to switch it on "
     "or off; lines under the threshold are not drawn. **Model view**: every layer × head as a "
     "small line view; click one to open it in the head view. PNG saves what is shown, SVG the "
-    "head view as a drawing.")
+    "head view as a drawing. Clicking a token also masks it: below, what the model predicts in "
+    "its place and how every head's attention changes (at word level, the word's first piece).")
 
 focus = view["focus"]
 link.write_query_params(
@@ -119,3 +130,5 @@ link.write_query_params(
     (",".join(str(h + 1) for h in view["heads"]) or "none"),
     focus=link.focus_param(labels, focus["i"]) if focus and focus["side"] == "q" else None,
     words=1 if word_level else None, nospecial=1 if hide_special else None)
+
+masked_words.section(name, text, pair, facts, "hv_mask")

@@ -123,6 +123,22 @@ def component(at, key: str):
     return components(at).get(key)
 
 
+def click(at, key: str, event: str, value):
+    """Rerun as the browser does after the attention component with this key called
+    setTriggerValue(event, value) (a click): the component's trigger widget carries
+    [{"event", "value"}] for this one run, and its on_<event>_change callback runs first, through
+    Streamlit's own widget machinery."""
+    from streamlit.components.v2.bidi_component.main import _make_trigger_id
+    from streamlit.proto.WidgetStates_pb2 import WidgetState
+
+    el = next(el for el in at.get("bidi_component") if _key(el.proto.id) == key)
+    states = at._tree.get_widget_states()
+    states.widgets.append(WidgetState(id=_make_trigger_id(el.proto.id, "events"),
+                                      json_trigger_value=json.dumps([dict(event=event,
+                                                                          value=value)])))
+    return at._run(states)
+
+
 def array(v) -> np.ndarray:
     return np.asarray(v, dtype=np.float64)
 

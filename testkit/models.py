@@ -68,3 +68,28 @@ def hf_reference(path: Path):
 
     return BertModel.from_pretrained(str(path), attn_implementation="eager",
                                      dtype=torch.float32).eval()
+
+
+def hf_norm_maps(hf, input_ids, token_type_ids=None):
+    """Kobayashi et al. 2020's ||alpha_ij f_h(x_j)|| from transformers' own BertModel `hf`:
+    f_h(x_j) = (x_j W_V,h + b_V,h) W_O,h with its value projection and its output projection's
+    columns for head h (b_O excluded), alpha its eager attention weights, the norm taken vector
+    by vector (not alpha times a norm). input_ids (T,) -> (L, H, T, T)."""
+    import torch
+
+    with torch.no_grad():
+        out = hf(input_ids=input_ids[None], output_attentions=True, output_hidden_states=True,
+                 token_type_ids=None if token_type_ids is None else token_type_ids[None])
+        H = hf.config.num_attention_heads
+        K = hf.config.hidden_size // H
+        maps = []
+        for layer, x, alpha in zip(hf.encoder.layer, out.hidden_states, out.attentions):
+            v = layer.attention.self.value(x[0])  # (T, D) with b_V
+            w_o = layer.attention.output.dense.weight  # (D_out, D_in)
+            per_head = []
+            for h in range(H):
+                f = v[:, h * K:(h + 1) * K] @ w_o[:, h * K:(h + 1) * K].T  # (T, D), no b_O
+                weighted = alpha[0, h][:, :, None] * f[None, :, :]  # (T, T, D)
+                per_head.append(weighted.norm(dim=-1))  # (T, T)
+            maps.append(torch.stack(per_head))
+        return torch.stack(maps)  # (L, H, T, T)

@@ -2,7 +2,9 @@
 text, and a word chosen to mask, with its predictions and how every head's attention moved.
 
 The computations are ui.models.fill_mask, masked_word and change_maps (cached); a page calls
-section() once. Widget keys start with the page's prefix.
+section() once. Widget keys start with the page's prefix. A word is chosen in the section's
+select box or by a click on a token in the page's attention component: the page maps the
+clicked label to a token (click_targets) and calls mask_from_click, which sets the box.
 """
 
 import functools
@@ -12,9 +14,11 @@ import numpy as np
 import streamlit as st
 
 from mha_core.heads import HeadId, head_names
-from mha_core.masking import MAX_MASKS, maskable
+from mha_core.masking import MAX_MASKS, first_maskable, maskable
+from mha_core.views import shown_groups
 
 from . import figures, guards, models, style
+from .attention import attention, grid_payload
 from .labels import visible
 from .presentation import plot
 
@@ -23,6 +27,7 @@ NO_HEAD = ("Masked-word predictions need a checkpoint with a masked-LM head (the
            "can offer one through `HEADSCOPE_MODELS`. Masking a word still shows how every "
            "head's attention moves.")
 SEGMENT = {0: "A", 1: "B"}
+WINDOW = 40  # the difference grid shows at most this many tokens, around the masked one
 
 
 def token_name(res, t: int) -> str:
@@ -64,12 +69,36 @@ def typed_masks(name: str, text: str, pair: str | None, facts: dict, res, key: s
              key=f"{key}_typed_{i}", config={"displayModeBar": False})
 
 
+def choice_key(tokens, key: str) -> str:
+    """The select box's key: it carries the token list, so a new sentence starts with no word
+    masked."""
+    crc = zlib.crc32("\x1f".join(tokens).encode("utf-8", "surrogatepass"))
+    return f"{key}_{crc:08x}"
+
+
+def click_targets(res, word_level: bool, hide_special: bool) -> list:
+    """For each label a page shows with these options (mha_core.views.shown_groups), the token
+    position a click on it masks (a word's first piece), or None ([CLS], [SEP], a typed
+    [MASK])."""
+    return [first_maskable(res.encoded, g) for g in shown_groups(res, word_level, hide_special)]
+
+
+def mask_from_click(key: str, tokens, position, label: str):
+    """A click on a token in a page's component (a Streamlit callback, before the rerun):
+    position (from click_targets) becomes the section's choice; None is said once instead."""
+    ss = st.session_state
+    if position is None:
+        ss[f"{key}_note"] = (f"“{visible(label)}” cannot be masked: [CLS], [SEP] and a typed "
+                             "[MASK] stay as they are.")
+        return
+    ss[choice_key(tokens, key)] = int(position)
+    ss[f"{key}_note"], ss[f"{key}_clicked"] = None, int(position)
+
+
 def mask_choice(res, key: str, label: str = "Word to mask"):
-    """A select box of the tokens a reader may mask (None: no word). Its key carries the token
-    list, so a new sentence starts with no word masked."""
+    """A select box of the tokens a reader may mask (None: no word)."""
     options = [None] + maskable(res.encoded)
-    crc = zlib.crc32("\x1f".join(res.tokens).encode("utf-8", "surrogatepass"))
-    return st.selectbox(label, options, key=f"{key}_{crc:08x}",
+    return st.selectbox(label, options, key=choice_key(res.tokens, key),
                         format_func=lambda t: "(none)" if t is None else token_name(res, t),
                         help="The word's token becomes [MASK] (a word of several pieces: one "
                              "piece at a time); everything else stays as it is.")
@@ -91,11 +120,19 @@ def section(name: str, text: str, pair: str | None, facts: dict, key: str):
     if not facts["has_mlm"]:
         st.caption(NO_HEAD.format(name=guards.md_text(name)))
     typed_masks(name, text, pair, facts, res, key)
+    note = st.session_state.pop(f"{key}_note", None)
+    if note:
+        st.info(note, icon=style.ICON_INFO)
     position = mask_choice(res, key)
+    clicked = st.session_state.pop(f"{key}_clicked", None)
     if position is None:
-        st.caption("Choose a word to mask: the page shows what the model predicts in its place "
-                   "and how far every head's attention moves when it is hidden.")
+        st.caption("Choose a word to mask, or click a token in the maps above: the page shows "
+                   "what the model predicts in its place and how far every head's attention "
+                   "moves when it is hidden.")
         return
+    if clicked == position:
+        st.toast(f"Masked “{visible(res.tokens[position])}”: see “Mask a word” below.",
+                 icon=":material/visibility_off:")
     m = guards.computed_or_none(models.masked_word, name, text, pair, position)
     if m is None:
         return
@@ -120,6 +157,7 @@ def section(name: str, text: str, pair: str | None, facts: dict, key: str):
              key=f"{key}_change", config={"displayModeBar": False},
              on_select=functools.partial(_clicked, f"{key}_change", chosen),
              selection_mode="points")
+    difference_grid(name, text, pair, res, m, position, shown, chosen, key)
     st.selectbox("Compare one head before and after masking", names, key=chosen)
     layer, head = shown.layer, shown.head
     original = res.attentions[layer, head].numpy()  # (T, T)
@@ -131,3 +169,32 @@ def section(name: str, text: str, pair: str | None, facts: dict, key: str):
     st.caption("Per head: the mean over rows of the total variation between the original and "
                "the masked map, ½ Σ |a − b| (0 = unchanged, 1 = no overlap). The maps frame the "
                "masked token's row.")
+
+
+def _picked(chosen: str, layer: int, head: int):
+    """A click on a head of the difference grid compares that head (the select box follows)."""
+    st.session_state[chosen] = str(HeadId(layer, head))
+
+
+def difference_grid(name, text, pair, res, m, position: int, shown: HeadId, chosen: str,
+                    key: str):
+    """Every head of the chosen head's layer: masked minus original attention (models.
+    change_maps), in the attention component on one fixed -1..1 diverging scale (blue: less
+    attention once the word is masked, red: more); a click on a head compares it below. A long
+    text shows WINDOW tokens around the masked one."""
+    layer, H = shown.layer, m["change"].shape[1]
+    diff = models.change_maps(name, text, pair, position, layer)  # (H, T, T), in [-1, 1]
+    T = diff.shape[-1]
+    lo = min(max(position - WINDOW // 2, 0), max(T - WINDOW, 0))
+    w = slice(lo, min(T, lo + WINDOW))
+    titles = [f"head {h + 1} · TV {m['change'][layer, h]:.2f}" for h in range(H)]
+    st.markdown(f"**Layer {layer + 1}: how every head's attention changed** (masked − "
+                f"original; blue: less attention once “{guards.md_text(visible(m['token']))}” "
+                "is masked, red: more)")
+    attention(grid_payload(diff[:, w, w], res.tokens[w], res.special[w], titles, heads=H,
+                           selected=shown.head, legend="masked − original",
+                           value_range=(-1.0, 1.0), colorscale=style.DIVERGING),
+              key=f"{key}_diff", on_head=functools.partial(_picked, chosen, layer),
+              filename=f"masked_change_L{layer + 1}", tag=f"L{layer + 1} masked {position}")
+    if T > WINDOW:
+        st.caption(f"Tokens {w.start}–{w.stop - 1} of {T}, around the masked one.")

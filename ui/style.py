@@ -2,7 +2,7 @@
 
 from pathlib import Path
 
-from plotly.colors import sequential
+from plotly.colors import diverging, sequential
 
 from mha_core.patterns import PATTERNS
 
@@ -10,6 +10,10 @@ from mha_core.patterns import PATTERNS
 # "Blues", spelled out, since the Explorer's figures skip the validation that would spell it
 # out (and plotly.js's own "Blues" runs the other way: dark for 0)
 COLORSCALE = [[i / (len(sequential.Blues) - 1), c] for i, c in enumerate(sequential.Blues)]
+# Differences (-1 to 1, e.g. masked minus original attention): plotly.py's "RdBu" reversed,
+# spelled out, with pure white at 0: blue where attention fell, red where it rose
+DIVERGING = [[i / (len(diverging.RdBu) - 1), "rgb(255,255,255)" if i == 5 else c]
+             for i, c in enumerate(reversed(diverging.RdBu))]
 # Accuracies (0 to 1) on the What heads learn page: plotly.py's "Viridis", spelled out for the
 # same reason
 ACCURACY_SCALE = [[i / (len(sequential.Viridis) - 1), c] for i, c in enumerate(sequential.Viridis)]

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from mha_core import norms
-from testkit.models import hf_reference
+from testkit.models import hf_norm_maps, hf_reference
 
 TEXT = "I saw the man with a telescope."
 
@@ -20,23 +20,8 @@ def pair(request):
 
 def direct_norms(hf, enc):
     """(L, H, T, T): ||alpha_ij f_h(x_j)||, f_h(x_j) = (x_j W_V,h + b_V,h) W_O,h, from
-    transformers' modules, as vectors (not alpha times a norm)."""
-    with torch.no_grad():
-        out = hf(input_ids=enc.input_ids[None], token_type_ids=enc.token_type_ids[None],
-                 output_attentions=True, output_hidden_states=True)
-        H = hf.config.num_attention_heads
-        K = hf.config.hidden_size // H
-        maps = []
-        for layer, x, alpha in zip(hf.encoder.layer, out.hidden_states, out.attentions):
-            v = layer.attention.self.value(x[0])  # (T, D) with b_V
-            w_o = layer.attention.output.dense.weight  # (D_out, D_in)
-            per_head = []
-            for h in range(H):
-                f = v[:, h * K:(h + 1) * K] @ w_o[:, h * K:(h + 1) * K].T  # (T, D), no b_O
-                weighted = alpha[0, h][:, :, None] * f[None, :, :]  # (T, T, D)
-                per_head.append(weighted.norm(dim=-1))  # (T, T)
-            maps.append(torch.stack(per_head))
-        return torch.stack(maps)  # (L, H, T, T)
+    transformers' modules, as vectors (not alpha times a norm): testkit.models.hf_norm_maps."""
+    return hf_norm_maps(hf, enc.input_ids, enc.token_type_ids)
 
 
 def test_norms_match_transformers(pair):

@@ -18,6 +18,7 @@ from ui.attention.payload import (
     unpack,
     unpack_lines,
 )
+from ui.style import DIVERGING
 
 
 def softmax_maps(rng, *shape, sharp=4.0):
@@ -57,6 +58,43 @@ def test_grid_payload_is_float32_while_small_and_16_bit_beyond():
     p = grid_payload(big, ["t"] * G, [False] * G, ["x"] * 14, heads=12)
     assert p["maps"]["dtype"] == "u2"
     assert np.abs(unpack(p["maps"]) - big).max() < 1e-5
+
+
+def test_grid_payload_carries_raw_norms_a_range_and_the_maskable_labels():
+    rng = np.random.default_rng(6)
+    maps = softmax_maps(rng, 3, 5, 5)
+    raw = rng.uniform(0, 9, (3, 5, 5)).astype(np.float32)
+    raw[1] = np.nan  # a map without raw values (the single head)
+    p = grid_payload(maps, list("abcde"), [True, False, False, False, True], ["x"] * 3,
+                     heads=2, raw=raw, maskable=[False, True, True, True, False])
+    assert p["range"] == [0.0, 1.0] and p["raw"]["dtype"] == "f4"
+    np.testing.assert_array_equal(unpack(p["raw"]), raw)  # NaN included
+    assert p["maskable"] == [False, True, True, True, False]
+    json.dumps(p)
+    with pytest.raises(ValueError):
+        grid_payload(maps, list("abcde"), [False] * 5, ["x"] * 3, heads=2, raw=raw[:2])
+    plain = grid_payload(maps, list("abcde"), [False] * 5, ["x"] * 3, heads=2)
+    assert "raw" not in plain and "maskable" not in plain
+
+    # a difference in [-1, 1]: float32 whatever its size (16-bit levels hold 0..1 only)
+    G = int(np.sqrt(DENSE_F4_BYTES / 4 / 14)) + 8
+    diff = (softmax_maps(rng, 14, G, G) - softmax_maps(rng, 14, G, G))
+    p = grid_payload(diff, ["t"] * G, [False] * G, ["x"] * 14, heads=12,
+                     value_range=(-1, 1), colorscale=DIVERGING)
+    assert p["maps"]["dtype"] == "f4" and p["range"] == [-1.0, 1.0]
+    assert p["colorscale"] == DIVERGING
+    np.testing.assert_array_equal(unpack(p["maps"]), diff)
+    lines = lines_payload(softmax_maps(rng, 1, 2, 4, 4), list("abcd"), [False] * 4,
+                          maskable=[0, 1, 1, 0])
+    assert lines["maskable"] == [False, True, True, False]
+
+
+def test_the_diverging_scale_is_blue_white_red():
+    assert DIVERGING[0][0] == 0 and DIVERGING[-1][0] == 1
+    assert dict((t, c) for t, c in DIVERGING)[0.5] == "rgb(255,255,255)"  # 0: white
+    r0, _, b0 = (int(x) for x in DIVERGING[0][1][4:-1].split(","))
+    r1, _, b1 = (int(x) for x in DIVERGING[-1][1][4:-1].split(","))
+    assert b0 > r0 and r1 > b1  # -1 blue, +1 red
 
 
 def test_grid_payload_at_512_tokens_is_bounded():

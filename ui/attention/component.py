@@ -7,8 +7,9 @@ beside this module are read once and sent as strings.
               on_head=pick)                 # the Explorer's maps; a click on head i calls pick(i)
     attention(focus_payload(top, weight, labels, colors, "with"), key="ex_focus_grid",
               on_cell=open_head)            # top key per head; a click calls open_head(l, h)
-    result = attention(lines_payload(att, labels, special, view=v), key="hv_lines",
-                       on_view=changed)     # the head view and model view
+    result = attention(lines_payload(att, labels, special, view=v, maskable=m), key="hv_lines",
+                       on_view=changed, on_token=mask)  # the head view and model view; a
+                                            # click on a maskable token calls mask(i)
     result.view                             # {mode, layer, heads, focus, seq} chosen in the browser
 
 Facts it relies on (Streamlit 1.67, DESIGN.md): with a stable `key` the element and its
@@ -29,7 +30,8 @@ from ..presentation import presenting
 from ..style import PROJECTOR_SCALE
 
 HERE = Path(__file__).resolve().parent
-JS_FILES = ("core.js", "grid.js", "lines.js", "controls.js", "focus.js", "main.js")  # in order
+JS_FILES = ("core.js", "grid.js", "gridui.js", "lines.js", "controls.js", "focus.js",
+            "main.js")  # in order
 JS = "\n".join((HERE / f).read_text(encoding="utf-8") for f in JS_FILES)
 CSS = (HERE / "attention.css").read_text(encoding="utf-8")
 NAME = "headscope.attention"
@@ -43,12 +45,14 @@ def js_lines() -> int:
 
 
 def attention(payload: dict, key: str, on_head=None, on_view=None, on_cell=None,
-              filename: str = "attention", tag: str = ""):
+              on_token=None, filename: str = "attention", tag: str = ""):
     """Mount the component with one payload (ui.attention.payload) under a stable key.
 
     on_head(i): called (as a Streamlit callback, before the rerun) when head i of a grid is
     clicked. on_view(view): called when the head view's state changes in the browser.
     on_cell(layer, head): called when a cell of a focus grid is clicked (0-based).
+    on_token(i): called when a token the payload marks maskable is clicked (a grid's query
+    label, a head view's token); i indexes the payload's tokens (the shown labels).
     filename: the stem of the PNG/SVG downloads; tag: any short string, put on the host element
     as data-tag (tests wait for it). In presentation mode everything is drawn larger."""
     data = dict(payload, filename=filename, tag=str(tag))
@@ -70,5 +74,11 @@ def attention(payload: dict, key: str, on_head=None, on_view=None, on_cell=None,
         if on_cell is not None and isinstance(value, list) and len(value) == 2:
             on_cell(int(value[0]), int(value[1]))
 
+    def token_clicked():
+        value = st.session_state[key].get("token")
+        if on_token is not None and isinstance(value, int) and not isinstance(value, bool) \
+                and 0 <= value < len(payload.get("tokens", ())):
+            on_token(value)
+
     return _mount(key=key, data=data, on_head_change=head_changed, on_view_change=view_changed,
-                  on_cell_change=cell_changed)
+                  on_cell_change=cell_changed, on_token_change=token_clicked)

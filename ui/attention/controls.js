@@ -54,7 +54,9 @@ function setupLines(v) {
   v.canvas.addEventListener("mousemove", (e) => {
     const t0 = performance.now(), [x, y] = pos(e);
     if (v.view.mode === "model") return modelTip(v, modelHit(v, x, y), x, y);
-    const hit = headHit(v, x, y), old = v.hover;
+    const hit = headHit(v, x, y), old = v.hover, mk = v.data.maskable;
+    v.canvas.style.cursor = hit ? "pointer" : "default";
+    v.canvas.title = hit && mk && mk[hit.i] ? "click: pin its lines and mask it" : hit ? "click: pin its lines" : "";
     if ((hit && old && hit.side === old.side && hit.i === old.i) || (!hit && !old)) return;
     v.hover = hit;
     drawLines(v);
@@ -69,6 +71,7 @@ function setupLines(v) {
   });
   v.canvas.addEventListener("click", (e) => {
     const [x, y] = pos(e);
+    let masked = null;
     if (v.view.mode === "model") {
       const hit = modelHit(v, x, y);
       if (!hit) return;
@@ -78,10 +81,13 @@ function setupLines(v) {
       const hit = headHit(v, x, y);
       const same = hit && v.pinned && hit.side === v.pinned.side && hit.i === v.pinned.i;
       v.pinned = same ? null : hit;
+      if (hit && !same && v.data.maskable && v.data.maskable[hit.i]) masked = hit.i;
     }
     v.hover = null;
     report(v);
     paint(v);
+    // pinning a token that can be masked also masks it (the page's masked-word section)
+    if (masked !== null) v.component.setTriggerValue("token", masked);
   });
 }
 

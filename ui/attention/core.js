@@ -1,5 +1,5 @@
 // headscope attention component, part 1 of 5: decoding, colours, small DOM helpers.
-// The five files are joined in this order into one ES module (component.py). Token text reaches
+// The files are joined into one ES module in the order of component.JS_FILES. Token text reaches
 // the page only through textContent and canvas fillText; the data is never code or markup.
 
 const STATES = new WeakMap(); // host element -> its state; listeners are attached once per host

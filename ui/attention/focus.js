@@ -20,7 +20,8 @@ function drawFocus(f) {
   ctx.font = fontPx(14 * s);
   ctx.textAlign = "center";
   ctx.textBaseline = "middle";
-  ctx.fillText(`Top key of \u201c${shown(d.focus, 30)}\u201d in every head`, g.W / 2, g.title / 2, g.W);
+  const by = d.by ? `, ${d.by}` : "";
+  ctx.fillText(`Top key of \u201c${shown(d.focus, 30)}\u201d in every head${by}`, g.W / 2, g.title / 2, g.W);
   for (let h = 0; h < d.heads; h++) {
     ctx.font = fontPx((h === d.head ? 12 : 11) * s);
     ctx.fillStyle = h === d.head ? "#d62728" : "#31333f";

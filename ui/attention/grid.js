@@ -1,7 +1,7 @@
-// part 2 of 5: the head grid (the Explorer). The heads of one layer in a grid, the extra maps
-// (single head, mean) beside them, one colour scale and its legend, all on one canvas. An
-// overlay canvas carries the hover highlight (the hovered row and column in every map), so a
-// hover never redraws the maps and never asks the server.
+// part 2a: the head grid (the Explorer), its layout and drawing. The heads of one layer in a
+// grid, the extra maps (single head, mean) beside them, one colour scale (data.range, 0..1 for
+// weights, -1..1 for a difference) and its legend, all on one canvas. gridui.js adds the hover
+// (an overlay canvas: a hover never redraws the maps and never asks the server) and the clicks.
 
 // With data.fit, the room left on the first screen below the maps' top (CSS px): the page is
 // laid out for a projector, where nothing may need scrolling. Infinity without data.fit.
@@ -86,11 +86,12 @@ function drawGrid(g) {
   src.width = src.height = G;
   const sctx = src.getContext("2d");
   ctx.imageSmoothingEnabled = false;
+  const [lo, hi] = g.range, span = hi - lo || 1;
   for (const m of L.maps) {
     const off = m.i * G * G;
     for (let c = 0; c < G * G; c++) {
-      const v = g.values[off + c];
-      const li = (v >= 0 ? Math.min(255, Math.round(v * 255)) : 0) * 3;
+      const t = (g.values[off + c] - lo) / span;  // NaN (no value) draws as the scale's start
+      const li = (t >= 0 ? Math.min(255, Math.round(t * 255)) : 0) * 3;
       px[c * 4] = g.lut[li]; px[c * 4 + 1] = g.lut[li + 1]; px[c * 4 + 2] = g.lut[li + 2];
       px[c * 4 + 3] = 255;
     }
@@ -109,7 +110,7 @@ function drawGrid(g) {
     }
     drawLabels(g, ctx, m);
   }
-  drawLegend(ctx, L.legend, g.lut, d.legend, s);
+  drawLegend(ctx, L.legend, g.lut, d.legend, s, g.range);
 }
 
 // Token labels left of a map (queries) and under it (keys), thinned to fit the cells
@@ -137,7 +138,7 @@ function drawLabels(g, ctx, m) {
   }
 }
 
-function drawLegend(ctx, b, lut, title, s) {
+function drawLegend(ctx, b, lut, title, s, range) {
   for (let i = 0; i < b.w; i++) {
     const li = Math.round((i / (b.w - 1)) * 255) * 3;
     ctx.fillStyle = `rgb(${lut[li]},${lut[li + 1]},${lut[li + 2]})`;
@@ -149,114 +150,13 @@ function drawLegend(ctx, b, lut, title, s) {
   ctx.fillStyle = "#31333f";
   ctx.font = fontPx(11 * s);
   ctx.textBaseline = "top";
-  for (const v of [0, 0.5, 1]) {
-    ctx.textAlign = v === 0 ? "left" : v === 1 ? "right" : "center";
-    ctx.fillText(String(v), b.x + v * b.w, b.y + b.h + 2);
+  const [lo, hi] = range;
+  for (const f of [0, 0.5, 1]) {
+    ctx.textAlign = f === 0 ? "left" : f === 1 ? "right" : "center";
+    ctx.fillText(String(lo + f * (hi - lo)).replace("-", "\u2212"), b.x + f * b.w, b.y + b.h + 2);
   }
   ctx.textAlign = "left";
   ctx.textBaseline = "middle";
   ctx.fillText(title, b.x + b.w + 8 * s, b.y + b.h / 2);
 }
 
-// What the pointer is over: {map, q, k} in a map, {q} on query labels, {k} on key labels
-function gridHit(g, x, y) {
-  const G = g.layout.G;
-  for (const m of g.layout.maps) {
-    const cell = m.size / G;
-    const inX = x >= m.x && x < m.x + m.size, inY = y >= m.y && y < m.y + m.size;
-    if (inX && inY) return { map: m, q: Math.floor((y - m.y) / cell), k: Math.floor((x - m.x) / cell) };
-    if (m.left && inY && x < m.x && x >= m.x - g.layout.room) return { q: Math.floor((y - m.y) / cell) };
-    if (m.bottom && inX && y >= m.y + m.size && y < m.y + m.size + g.layout.room)
-      return { k: Math.floor((x - m.x) / cell) };
-  }
-  return null;
-}
-
-// The highlight: the hovered query row and key column in every map at once
-function drawHover(g, hit) {
-  const L = g.layout, ctx = g.over.getContext("2d");
-  ctx.clearRect(0, 0, L.W, L.H);
-  if (!hit) return;
-  ctx.fillStyle = "rgba(255, 140, 0, 0.22)";
-  ctx.strokeStyle = "rgba(230, 100, 0, 0.95)";
-  ctx.lineWidth = 1;
-  for (const m of L.maps) {
-    const cell = m.size / L.G, band = Math.max(cell, 2);
-    if (hit.q !== undefined) {
-      const y = m.y + hit.q * cell - (band - cell) / 2;
-      ctx.fillRect(m.x, y, m.size, band);
-      ctx.strokeRect(m.x, y, m.size, band);
-    }
-    if (hit.k !== undefined) {
-      const x = m.x + hit.k * cell - (band - cell) / 2;
-      ctx.fillRect(x, m.y, band, m.size);
-      ctx.strokeRect(x, m.y, band, m.size);
-    }
-  }
-}
-
-function gridTooltip(g, hit, x, y) {
-  const tip = g.tip;
-  if (!hit || !hit.map) { tip.hidden = true; return; }
-  const G = g.layout.G, w = g.values[hit.map.i * G * G + hit.q * G + hit.k];
-  tip.firstChild.textContent = g.data.titles[hit.map.i] ?? "";
-  tip.lastChild.textContent = `${g.data.tokens[hit.q]} \u2192 ${g.data.tokens[hit.k]}: ${w.toFixed(3)}`;
-  tip.hidden = false;
-  const right = x + 14 + tip.offsetWidth > g.layout.W;
-  tip.style.left = `${right ? x - 14 - tip.offsetWidth : x + 14}px`;
-  tip.style.top = `${y + 14}px`;
-}
-
-function setupGrid(g) {
-  g.box = el("div", "hs-box");
-  g.main = el("canvas", "hs-main");
-  g.over = el("canvas", "hs-over");
-  g.tip = el("div", "hs-tip");
-  g.tip.append(el("div", "hs-tip-title"), el("div", "hs-tip-text"));
-  g.tip.hidden = true;
-  const bar = el("div", "hs-bar");
-  const png = el("button", "hs-btn", "PNG");
-  png.title = "Save the maps as a PNG image";
-  png.addEventListener("click", () => exportPng(g.main, `${g.data.filename || "attention"}.png`));
-  bar.append(png);
-  g.box.append(g.main, g.over, g.tip);
-  g.root.append(bar, g.box);
-  const pos = (e) => { const r = g.over.getBoundingClientRect(); return [e.clientX - r.left, e.clientY - r.top]; };
-  g.over.addEventListener("mousemove", (e) => {
-    const t0 = performance.now(), [x, y] = pos(e);
-    const hit = gridHit(g, x, y);
-    drawHover(g, hit);
-    gridTooltip(g, hit, x, y);
-    g.over.style.cursor = hit && hit.map && hit.map.i < g.data.heads ? "pointer" : "default";
-    const t1 = performance.now();
-    g.host.dataset.hoverMs = (t1 - e.timeStamp).toFixed(2); // from the input event
-    g.host.dataset.hoverWorkMs = (t1 - t0).toFixed(2); // the handler's own work
-    g.host.dataset.hover = hit ? `${hit.q ?? ""}:${hit.k ?? ""}` : "";
-  });
-  g.over.addEventListener("mouseleave", () => { drawHover(g, null); gridTooltip(g, null); g.host.dataset.hover = ""; });
-  g.over.addEventListener("click", (e) => {
-    const hit = gridHit(g, ...pos(e));
-    if (hit && hit.map && hit.map.i < g.data.heads) g.component.setTriggerValue("head", hit.map.i);
-  });
-}
-
-function renderGrid(g) {
-  const d = g.data;
-  g.values = decode(d.maps);
-  g.count = d.maps.shape[0];
-  g.lut = colorLut(d.colorscale);
-  g.labels = d.tokens.map((t) => shown(t, 14));
-  redrawGrid(g);
-}
-
-function redrawGrid(g) {
-  g.layout = gridLayout(g, g.width());
-  drawGrid(g);
-  drawHover(g, null);
-  g.tip.hidden = true;
-  g.host.dataset.maps = String(g.count);
-  g.host.dataset.heads = String(g.data.heads);
-  g.host.dataset.selected = g.data.selected === null ? "" : String(g.data.selected + 1);
-  // where each map is on the canvas (CSS px), for tests that point at a cell
-  g.host.dataset.layout = JSON.stringify(g.layout.maps.map(({ i, x, y, size }) => ({ i, x, y, size })));
-}

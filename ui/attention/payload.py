@@ -64,16 +64,38 @@ def _common(labels, special, scale, segments=None) -> dict:
 
 
 def grid_payload(maps, labels, special, titles, heads: int, selected=None, scale=1.0,
-                 legend="weight", fit=False) -> dict:
+                 legend="weight", fit=False, raw=None, value_range=(0.0, 1.0), colorscale=None,
+                 maskable=None) -> dict:
     """The Explorer's maps: maps (M, G, G) with the heads first (`heads` of them, clickable,
     shown as a grid) and extra maps after (single head, mean), titles M strings; selected: the
     enlarged head (outlined); fit: the maps shrink to fit the first screen below their top (a
-    projector's layout). float32 while small, 16-bit levels beyond DENSE_F4_BYTES."""
+    projector's layout).
+
+    value_range: the colour scale's ends (one fixed scale for every map, with a legend); a
+    scale other than 0..1 (the masked-word difference, -1..1) is sent as float32, and the hover
+    then signs its values ("+0.123"). colorscale: plotly-style stops (default style.COLORSCALE).
+    raw (M, G, G): a second number per cell for the hover (the raw norm ||alpha f(x)|| behind
+    a norm-weighted map), NaN where a map has none; always float32. maskable (G bools): the
+    query labels that a click masks (the component sends trigger "token" with the label's
+    index). Maps in 0..1 are float32 while small, 16-bit levels beyond DENSE_F4_BYTES."""
     maps = np.asarray(maps, dtype=np.float32)  # (M, G, G)
-    dtype = "f4" if maps.nbytes <= DENSE_F4_BYTES else "u2"
+    lo, hi = (float(v) for v in value_range)
+    unit = (lo, hi) == (0.0, 1.0)
+    dtype = "f4" if maps.nbytes <= DENSE_F4_BYTES or not unit else "u2"
+    extra = {}
+    if raw is not None:
+        raw = np.asarray(raw, dtype=np.float32)
+        if raw.shape != maps.shape:
+            raise ValueError(f"raw {raw.shape} must have the maps' shape {maps.shape}")
+        extra["raw"] = pack(raw, "f4")
+    if maskable is not None:
+        extra["maskable"] = [bool(m) for m in maskable]
+    common = _common(labels, special, scale)
+    if colorscale is not None:
+        common["colorscale"] = colorscale
     return dict(view="grid", maps=pack(maps, dtype), titles=[str(t) for t in titles],
                 heads=int(heads), selected=None if selected is None else int(selected),
-                legend=str(legend), fit=bool(fit), **_common(labels, special, scale))
+                legend=str(legend), fit=bool(fit), range=[lo, hi], **extra, **common)
 
 
 def line_floor(att, min_weight: float = MIN_LINE_WEIGHT, max_lines: int = MAX_LINES) -> float:
@@ -88,13 +110,15 @@ def line_floor(att, min_weight: float = MIN_LINE_WEIGHT, max_lines: int = MAX_LI
 
 
 def lines_payload(att, labels, special, segments=None, view=None, scale=1.0,
-                  min_weight: float = MIN_LINE_WEIGHT, max_lines: int = MAX_LINES) -> dict:
+                  min_weight: float = MIN_LINE_WEIGHT, max_lines: int = MAX_LINES,
+                  maskable=None) -> dict:
     """Every head of every layer as line entries for the head view and the model view.
 
     att (L, H, G, G). Entries with weight >= floor (line_floor) are sent per (layer, head), the
     strongest first: query index q and key index k as uint16, weight as 16-bit levels, and
     `offsets` (L*H + 1) where each head's entries start. The browser draws from these; it never
-    gets the dense maps. view: the page's view state ({mode, layer, heads, focus, seq})."""
+    gets the dense maps. view: the page's view state ({mode, layer, heads, focus, seq}).
+    maskable (G bools): the tokens a click also masks (trigger "token" with the index)."""
     att = np.asarray(att, dtype=np.float32)  # (L, H, G, G)
     L, H, G, _ = att.shape
     if G >= 65536:
@@ -113,7 +137,9 @@ def lines_payload(att, labels, special, segments=None, view=None, scale=1.0,
     return dict(view="lines", layers=L, heads=H, floor=floor, n_lines=int(w.size),
                 q=pack(q, "i2" if G < 32768 else "u4"), k=pack(k, "i2" if G < 32768 else "u4"),
                 w=pack(w, "u2"), offsets=pack(offsets, "u4"),
-                state=dict(view or {}), **_common(labels, special, scale, segments))
+                state=dict(view or {}),
+                maskable=None if maskable is None else [bool(m) for m in maskable],
+                **_common(labels, special, scale, segments))
 
 
 def unpack_lines(p: dict) -> dict:
@@ -127,16 +153,17 @@ def unpack_lines(p: dict) -> dict:
 
 
 def focus_payload(top, weight, labels, colors, focus_label: str, scale=1.0, layer=None,
-                  head=None) -> dict:
+                  head=None, by: str = "") -> dict:
     """Where one query token attends in every head: top (L, H) key index, weight (L, H) the
     weight on it (printed in its cell); colors: one CSS colour per token (the focus bars'
-    colours); layer, head: the layer shown and the head enlarged (0-based), marked."""
+    colours); layer, head: the layer shown and the head enlarged (0-based), marked; by: what
+    the maps are when not the weights ("by norm"), said in the title."""
     top = np.asarray(top)
     L, H = top.shape
     return dict(view="focus", layers=int(L), heads=int(H), top=pack(top, "i2"),
                 weight=pack(weight, "f4"), colors=[str(c) for c in colors],
                 focus=str(focus_label), layer=None if layer is None else int(layer),
-                head=None if head is None else int(head),
+                head=None if head is None else int(head), by=str(by),
                 **_common(labels, [False] * len(labels), scale))
 
 

@@ -63,11 +63,13 @@ def focus_grid(top, weight, labels, special, focus_label, height=None, title=Non
     return figure([trace], layout)
 
 
-def focus_bars(rows, labels, special, focus_label, layer, min_weight=0.05, height=340):
+def focus_bars(rows, labels, special, focus_label, layer, min_weight=0.05, height=340,
+               value="weight"):
     """One layer, one query token: for each head a stacked bar of how its attention (summing to
     1) splits over the keys, one bar segment per word (a word that occurs twice is one target,
     its weights added, in one colour). rows: (H, T); layer: its 0-based index (labels count
-    from 1, as everywhere on the pages). Words under min_weight in every head join "other"."""
+    from 1, as everywhere on the pages). Words under min_weight in every head join "other".
+    value: what the rows are (the y axis title), e.g. "share of ‖αf‖" for norm-weighted rows."""
     rows = np.asarray(rows, dtype=np.float32)
     H, T = rows.shape
     colors = token_colors(labels, special)
@@ -92,7 +94,7 @@ def focus_bars(rows, labels, special, focus_label, layer, min_weight=0.05, heigh
         barmode="stack", height=height, font=FONT, margin=dict(l=60, r=10, t=50, b=30),
         title=centred_title(f"Layer {layer + 1}: where “{label(focus_label)}” attends, per "
                             "head"),
-        xaxis=dict(fixedrange=True), yaxis=dict(range=[0, 1], title=dict(text="weight"),
+        xaxis=dict(fixedrange=True), yaxis=dict(range=[0, 1], title=dict(text=value),
                                                 fixedrange=True),
         legend=dict(title=dict(text="key"), traceorder="normal"))
     return figure(data, layout)

@@ -1,0 +1,182 @@
+"""Click-to-mask and the per-head difference grid through AppTest (issue 15 §2), on a tiny random
+masked-LM BERT the test builds: a click on a label of the Explorer's grid or on a token of the
+Head view (the component's trigger "token", fired through Streamlit's own widget machinery by
+testkit.apptest.click) masks the token behind it, mapped back by hand from the tokenizer's word
+ids through word-level views, hidden [CLS]/[SEP] and the token window; the predictions and the
+difference grid against transformers' BertForMaskedLM."""
+
+import numpy as np
+import pytest
+import torch
+
+import mha_core
+from testkit.apptest import (
+    array,
+    axis_tokens,
+    chart,
+    click,
+    component,
+    messages,
+    open_app,
+    survives,
+)
+from testkit.models import hf_mlm_reference, save_tiny_mlm_bert
+from ui import style
+from ui.attention import unpack
+
+NAME = "tiny-mlm"
+A, B = "the zebra sat on the mat .", "i saw the man ."
+
+
+@pytest.fixture(scope="module")
+def mlm_dir(tmp_path_factory):
+    return save_tiny_mlm_bert(tmp_path_factory.mktemp("click-mlm") / "tiny-mlm", seed=11)
+
+
+@pytest.fixture(scope="module")
+def mlm(mlm_dir):
+    return mha_core.load_bert(str(mlm_dir))
+
+
+@pytest.fixture(scope="module")
+def hf(mlm_dir):
+    return hf_mlm_reference(mlm_dir)
+
+
+@pytest.fixture
+def offered(mlm_dir, monkeypatch):
+    monkeypatch.setenv("HEADSCOPE_MODELS", f"{NAME}={mlm_dir}")
+    return NAME
+
+
+def selectbox(at, label):
+    return next(s for s in at.selectbox if s.label == label)
+
+
+def hf_run(hf, ids, types):
+    with torch.no_grad():
+        out = hf(input_ids=ids[None], token_type_ids=types[None], output_attentions=True)
+    return out.logits[0].softmax(-1), torch.stack(out.attentions)[:, 0].numpy()
+
+
+def shown_words_by_hand(mlm, text, pair):
+    """The labels of the word-level view with [CLS]/[SEP] hidden, as token positions: the
+    tokenizer's own (sequence, word) ids group the pieces; special tokens have none."""
+    enc = mlm.tokenizer(text, pair)
+    groups, seen = [], {}
+    for t, (s, w) in enumerate(zip(enc.sequence_ids(), enc.word_ids())):
+        if w is None:
+            continue  # a special token: hidden
+        if (s, w) not in seen:
+            seen[(s, w)] = len(groups)
+            groups.append([])
+        groups[seen[(s, w)]].append(t)
+    return groups
+
+
+def masked_by_hand(mlm, hf, text, pair, pos):
+    """transformers' top-5 at `pos` with that token masked, and (masked - original) maps."""
+    enc = mlm.encode(text, pair)
+    ids = enc.input_ids.clone()
+    ids[pos] = mlm.tokenizer.mask_token_id
+    probs, after = hf_run(hf, ids, enc.token_type_ids)
+    _, before = hf_run(hf, enc.input_ids, enc.token_type_ids)
+    top = probs[pos].topk(5)
+    return mlm.tokenizer.convert_ids_to_tokens(top.indices), top.values.numpy(), after - before
+
+
+def test_a_click_on_a_word_label_masks_its_first_piece(offered, mlm, hf):
+    at = open_app("explorer", model=offered, text=A, pair=B, words="1", nospecial="1")
+    survives(at)
+    groups = shown_words_by_hand(mlm, A, B)
+    grid = component(at, "ex_grid")
+    assert len(grid["tokens"]) == len(groups) and grid["tokens"][1] == "zebra"
+    assert grid["maskable"] == [True] * len(groups)  # no special token is shown
+    assert selectbox(at, "Word to mask").value is None
+    click(at, "ex_grid", "token", 1)  # "zebra": z ##e ##b ##r ##a
+    survives(at)
+    pos = groups[1][0]
+    assert len(groups[1]) > 1 and mlm.encode(A, B).tokens[pos] == "z"
+    assert selectbox(at, "Word to mask").value == pos
+    tokens, probs, diff = masked_by_hand(mlm, hf, A, B, pos)
+    bars = chart(at, "ex_mask_predictions")["data"][0]
+    assert axis_tokens(bars["y"]) == tokens
+    np.testing.assert_allclose(array(bars["x"]), probs, atol=1e-5)
+
+    # the difference grid: every head of the chosen head's layer, masked minus original
+    tv = 0.5 * np.abs(diff).sum(-1).mean(-1)  # (L, H), by hand
+    L, H = tv.shape
+    layer, head = divmod(int(tv.argmax()), H)  # the head that moved most is compared first
+    assert at.selectbox(key="ex_mask_head").value == f"L{layer + 1} H{head + 1}"
+    d = component(at, "ex_mask_diff")
+    np.testing.assert_allclose(unpack(d["maps"]), diff[layer], atol=1e-5)
+    assert d["range"] == [-1.0, 1.0] and d["colorscale"] == style.DIVERGING
+    assert d["legend"] == "masked − original" and d["heads"] == H and d["selected"] == head
+    assert d["tokens"] == mlm.encode(A, B).tokens
+    assert [t.split("TV ")[1] for t in d["titles"]] == [f"{x:.2f}" for x in tv[layer]]
+
+
+def test_a_click_on_a_head_of_the_difference_grid_compares_it(offered, mlm, hf):
+    at = open_app("explorer", model=offered, text=A)
+    pos = mlm.encode(A).tokens.index("mat")
+    click(at, "ex_grid", "token", pos)  # token level: the label's index is the position
+    survives(at)
+    layer = int(at.selectbox(key="ex_mask_head").value.split()[0][1:]) - 1
+    other = (component(at, "ex_mask_diff")["selected"] + 1) % mlm.config.num_attention_heads
+    click(at, "ex_mask_diff", "head", other)
+    survives(at)
+    assert at.selectbox(key="ex_mask_head").value == f"L{layer + 1} H{other + 1}"
+    assert component(at, "ex_mask_diff")["selected"] == other
+    titles = [a["text"] for a in chart(at, "ex_mask_maps")["layout"]["annotations"]]
+    assert titles == [f"L{layer + 1} H{other + 1}, original", f"L{layer + 1} H{other + 1}, masked"]
+
+
+def test_a_click_in_a_window_of_tokens_masks_the_token_shown_there(offered, mlm, hf):
+    text = "the cat sat on the mat . " * 7  # 49 tokens and [CLS], [SEP]: a window of 40
+    tokens = mlm.encode(text).tokens
+    at = open_app("explorer", model=offered, text=text)
+    window = next(s for s in at.slider if s.label == "Tokens shown in the maps")
+    window.set_value((10, 50)).run()
+    assert component(at, "ex_grid")["tokens"] == tokens[10:50]
+    click(at, "ex_grid", "token", 5)
+    survives(at)
+    assert selectbox(at, "Word to mask").value == 15
+    _, _, diff = masked_by_hand(mlm, hf, text, None, 15)
+    layer = int(at.selectbox(key="ex_mask_head").value.split()[0][1:]) - 1
+    d = component(at, "ex_mask_diff")  # 40 tokens around the masked one (here from 0)
+    assert d["tokens"] == tokens[:40]
+    np.testing.assert_allclose(unpack(d["maps"]), diff[layer][:, :40, :40], atol=1e-5)
+    assert f"Tokens 0–39 of {len(tokens)}, around the masked one." in messages(at)
+
+
+def test_special_tokens_and_typed_masks_cannot_be_clicked(offered, mlm):
+    text = "the cat [MASK] on the mat ."
+    at = open_app("explorer", model=offered, text=text)
+    tokens = mlm.encode(text).tokens
+    want = [t not in ("[CLS]", "[SEP]", "[MASK]") for t in tokens]
+    assert component(at, "ex_grid")["maskable"] == want
+    click(at, "ex_grid", "token", 0)  # a forged click on [CLS]: said, nothing masked
+    survives(at)
+    assert "cannot be masked" in messages(at)
+    assert selectbox(at, "Word to mask").value is None
+    at.run()  # said once
+    assert "cannot be masked" not in messages(at)
+
+
+def test_a_click_on_a_token_of_the_head_view_masks_it(offered, mlm, hf):
+    at = open_app("head_view", model=offered, text=A, pair=B, words="1", nospecial="1")
+    survives(at)
+    groups = shown_words_by_hand(mlm, A, B)
+    p = component(at, "hv_lines")
+    assert p["maskable"] == [True] * len(groups) and p["tokens"][1] == "zebra"
+    click(at, "hv_lines", "token", 1)
+    survives(at)
+    pos = groups[1][0]
+    assert selectbox(at, "Word to mask").value == pos
+    tokens, probs, diff = masked_by_hand(mlm, hf, A, B, pos)
+    bars = chart(at, "hv_mask_predictions")["data"][0]
+    assert axis_tokens(bars["y"]) == tokens
+    np.testing.assert_allclose(array(bars["x"]), probs, atol=1e-5)
+    layer = int(at.selectbox(key="hv_mask_head").value.split()[0][1:]) - 1
+    np.testing.assert_allclose(unpack(component(at, "hv_mask_diff")["maps"]), diff[layer],
+                               atol=1e-5)
