@@ -24,6 +24,7 @@ from ui import (
     style,
 )
 from ui.attention import attention, focus_payload, grid_payload
+from ui.attention.payload import WINDOW
 from ui.export import attention_csv, attention_json
 from ui.labels import visible
 from ui.page import Page
@@ -33,7 +34,6 @@ PAGE = Page("ex", keep=("ex_words", "ex_nospecial", "ex_norms"),
             link=("layer", "head", "focus", "words", "nospecial", "norms"))
 pending = PAGE.start()
 
-WINDOW = 40  # maps of longer texts show a window of this many tokens
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 

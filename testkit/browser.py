@@ -6,6 +6,8 @@ wait for load events: we wait until the page itself shows what we expect."""
 
 import shutil
 
+from ui.attention.payload import WINDOW
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
                  "--no-first-run", "--disable-background-networking",
@@ -35,11 +37,17 @@ GRID_SHOWS = """([sel, tokens, heads]) => {
   const host = document.querySelector(sel);
   return !!host && host.dataset.drawn === tokens.join(' ') && host.dataset.heads === String(heads);
 }"""
+
+
+def windowed(tokens) -> list:
+    """What the Explorer's maps show of these tokens at first: a longer text shows its first
+    WINDOW tokens (the page's window slider moves it); the focus grid reads every token."""
+    return list(tokens)[:WINDOW]
 # Every map of the Explorer drawn: the component's grid and focus grid, and the plotly charts
 # (enlarged head, focus bars) drawn and no longer stale from the previous run; the enlarged
 # head shows these tokens.
-EXPLORER_DRAWN = """([sel, tokens, heads]) => {
-  const host = document.querySelector(sel);
+EXPLORER_DRAWN = """([sel, all, heads]) => {
+  const host = document.querySelector(sel), tokens = all.slice(0, WINDOW);
   if (!host || host.dataset.drawn !== tokens.join(' ') || host.dataset.heads !== String(heads))
     return false;
   if (document.querySelector('[data-stale="true"]')) return false;
@@ -50,12 +58,12 @@ EXPLORER_DRAWN = """([sel, tokens, heads]) => {
   const xs = Array.from(big.data[0].x).map(bare);
   if (xs.join(' ') !== tokens.join(' ')) return false;
   const focus = document.querySelector('.st-key-ex_focus_grid [data-drawn]');
-  if (!focus || focus.dataset.drawn !== tokens.join(' ')) return false;
+  if (!focus || focus.dataset.drawn !== all.join(' ')) return false;
   return ['ex_big', 'ex_focus_bars'].every(k => {
     const gd = document.querySelector(`.st-key-${k} .js-plotly-plot`);
     return gd && gd._fullLayout && gd.querySelector('.main-svg');
   });
-}"""
+}""".replace("WINDOW", str(WINDOW))
 # The same for callers that pass only (tokens, heads): the benchmarks
 MAPS_DRAWN = ("([tokens, heads]) => (" + EXPLORER_DRAWN + ")([" +
               repr(HOST.format(key="ex_grid")) + ", tokens, heads])")
@@ -96,8 +104,8 @@ def type_sentence(page, text: str):
 
 
 def wait_for_grid(page, tokens, heads: int, timeout_ms: int = 60_000):
-    """The Explorer's grid (heads, single head and mean) shows these tokens."""
-    page.wait_for_function(GRID_SHOWS, arg=[HOST.format(key="ex_grid"), list(tokens), heads],
+    """The Explorer's grid (heads, single head and mean) shows these tokens (windowed)."""
+    page.wait_for_function(GRID_SHOWS, arg=[HOST.format(key="ex_grid"), windowed(tokens), heads],
                            polling="raf", timeout=timeout_ms)
 
 

@@ -19,6 +19,7 @@ from mha_core.views import shown_groups
 
 from . import figures, guards, models, style
 from .attention import attention, grid_payload
+from .attention.payload import WINDOW  # the difference grid: this many tokens around the mask
 from .labels import visible
 from .presentation import plot
 
@@ -27,7 +28,6 @@ NO_HEAD = ("Masked-word predictions need a checkpoint with a masked-LM head (the
            "can offer one through `HEADSCOPE_MODELS`. Masking a word still shows how every "
            "head's attention moves.")
 SEGMENT = {0: "A", 1: "B"}
-WINDOW = 40  # the difference grid shows at most this many tokens, around the masked one
 
 
 def token_name(res, t: int) -> str:

@@ -32,13 +32,16 @@ def test_typed_sentence_redraws_every_head_beside_the_single_head(app_url, page,
     wait_for_explorer(page, tokens(text), heads)  # the grid and every plotly chart
     grid = host(page, "ex_grid")
     assert grid.get_attribute("data-maps") == str(heads + 2)  # the heads, single head, mean
-    # the grid and the single-head map share the first 1280×800 screen, no sideways scrolling
+    # every head, the single head and the mean share the first 1280×800 screen, in that
+    # order, none overlapping, no sideways scrolling
     maps = json.loads(grid.get_attribute("data-layout"))
     canvas = page.locator(".st-key-ex_grid canvas.hs-main").bounding_box()
-    single = maps[heads]
-    assert all(m["x"] + m["size"] <= single["x"] for m in maps[:heads])
-    assert canvas["x"] + single["x"] + single["size"] <= 1280
-    assert canvas["y"] + single["y"] < 800 and canvas["y"] < 800
+    assert [m["i"] for m in maps] == list(range(heads + 2))
+    for m in maps:
+        assert 0 <= canvas["x"] + m["x"] and canvas["x"] + m["x"] + m["size"] <= 1280
+        assert 0 <= canvas["y"] + m["y"] and canvas["y"] + m["y"] + m["size"] <= 800
+    cells = {(round(m["x"]), round(m["y"])) for m in maps}
+    assert len(cells) == heads + 2
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
     assert no_exception(page)
     page.screenshot(path=str(tmp_path / "explorer.png"))
@@ -64,25 +67,24 @@ def test_html_in_the_sentence_is_shown_as_text_and_never_runs(app_url, page, tok
 
 def test_presentation_link_hides_the_sidebar_and_enlarges_the_page(app_url, page, tokens,
                                                                   bundled, tmp_path):
-    """A link with present=1: no sidebar, larger text, a bigger grid, and the sentence box in a
-    row above the page, where typing still redraws every head; leaving brings the sidebar back."""
+    """A link with present=1: no sidebar, larger text, every map on the first screen, and the
+    sentence box in a row above the page, where typing still redraws every head; leaving
+    brings the sidebar back."""
     heads = bundled.config.num_attention_heads
-    page.goto(app_url + "/?layer=2")
-    wait_for_grid(page, tokens(DEFAULT_TEXT), heads)
-    normal = box_of(page, "ex_grid")["height"]
-
     page.goto(app_url + "/?layer=2&present=1")
     wait_for_grid(page, tokens(DEFAULT_TEXT), heads)
     assert page.locator('[data-testid="stSidebar"]').count() == 0
     assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "20px"
-    assert box_of(page, "ex_grid")["height"] > 1.2 * normal
-    box = page.locator('[data-testid="stMain"] textarea').first
+    assert json.loads(host(page, "ex_grid").get_attribute("data-layout"))[0]["size"] >= 80
+    grid = box_of(page, "ex_grid")
+    assert grid["y"] + grid["height"] <= page.viewport_size["height"]  # no scrolling
+    box = page.locator('.st-key-text input').first  # one line above the page
     bar = page.locator('header[data-testid="stHeader"]').bounding_box()
     assert box.bounding_box()["y"] >= bar["y"] + bar["height"]  # the sentence is not under it
     box.click()
     box.press("Control+a")
     box.press_sequentially("The cat sat on the mat.")
-    box.press("Control+Enter")
+    box.press("Enter")
     wait_for_grid(page, tokens("The cat sat on the mat."), heads)
     page.screenshot(path=str(tmp_path / "presentation.png"))
     assert no_exception(page)

@@ -6,7 +6,8 @@
 function focusLayout(f) {
   const d = f.data, s = d.scale, L = d.layers, H = d.heads;
   const lab = 34 * s, title = 26 * s;
-  const cw = Math.max(28, Math.min(72 * s, Math.floor((f.width() - lab) / H)));
+  // never wider than the column (a cell cut off at its right edge could not be read or clicked)
+  const cw = Math.max(18, Math.min(72 * s, Math.floor((f.width() - lab) / H)));
   const ch = Math.round(34 * s);  // two lines: the top key and its weight
   return { lab, title, cw, ch, W: lab + H * cw, H: title + lab * 0.6 + L * ch + 4, top: title + lab * 0.6 };
 }
@@ -43,7 +44,7 @@ function drawFocus(f) {
       ctx.fillStyle = 0.299 * r + 0.587 * gg + 0.114 * b > 150 ? "#1f1f1f" : "#ffffff";
       ctx.fillText(fitText(ctx, shown(d.tokens[t]), g.cw - 4, 11 * s), x + g.cw / 2, y + g.ch * 0.33);
       ctx.font = fontPx(10 * s);
-      ctx.fillText(f.weight[i].toFixed(2), x + g.cw / 2, y + g.ch * 0.72);
+      ctx.fillText(f.weight[i].toFixed(2), x + g.cw / 2, y + g.ch * 0.72, g.cw - 2);
     }
   }
   if (d.layer !== null && d.layer !== undefined) {  // the layer shown above: its row framed

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..style import COLORSCALE, HEAD_COLORS, SPECIAL_COLOR
 
+WINDOW = 40  # the most tokens a grid map shows at once: longer texts show a window of them
 DENSE_F4_BYTES = 4_000_000  # above this a dense map set is sent as 16-bit levels, not float32
 MAX_LINES = 250_000  # line entries sent at most (6 bytes each): 1.5 MB, 2 MB as base64
 # weaker lines are not sent: drawn at 1% opacity they are invisible. At 128 tokens this halves
