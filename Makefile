@@ -36,8 +36,11 @@ lint: $(VENV)/.dev
 	$(VENV)/bin/ruff check .
 
 # pytest exits 5 when it collected no tests; that must fail the run, never pass it.
+# Both cores (pytest-xdist): each worker starts its own app server and chromium for the browser
+# tests. JOBS=0 runs it in one process.
+JOBS ?= 2
 test: $(VENV)/.dev lint
-	HF_HUB_OFFLINE=1 $(PY) -m pytest; rc=$$?; \
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(JOBS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
 # Everything but the browser, fuzz and slow tests, on both cores (pytest-xdist).
