@@ -38,12 +38,12 @@ def sentence_view(name: str, text: str, pair: str | None = None) -> dict:
 
 
 @st.cache_data(**models.bounded(), show_spinner=False)
-def norm_view(name: str, text: str) -> dict:
+def norm_view(name: str, text: str, pair: str | None = None) -> dict:
     """The atlas by norm (Kobayashi et al. 2020): ||alpha_ij f_h(x_j)|| with rows normalised to
     sum to 1 (shown), the raw norms (hover) and the pattern labels of the shown maps."""
     from mha_core.norms import result_norm_maps, row_normalised
 
-    res = models.attend(name, text)
+    res = models.attend(name, text, pair)
     raw = result_norm_maps(models.bert_or_raise(name), res)  # (L, H, T, T)
     shown = row_normalised(raw)
     metrics = mt.head_metrics(shown, mt.token_kinds(res.tokens, res.special))
@@ -103,7 +103,7 @@ def sentence_section(name: str, text: str, pair: str | None = None):
                              "token's transformed value vector f(x) = (x W_V + b_V) W_O.")
     maps, raw, labels = view["att"], None, view["labels"]
     if by_norm:
-        nv = guards.computed_or_none(norm_view, name, text)
+        nv = guards.computed_or_none(norm_view, name, text, pair)
         if nv is not None:
             maps, raw, labels = nv["shown"], nv["raw"], nv["labels"]
             st.caption("By norm: each cell is ‖α_ij f(x_j)‖, each row divided by its sum so "

@@ -190,3 +190,18 @@ def test_atlas_by_norm(bundled):
     z = array(chart(at, "ah_atlas")["data"][0]["z"])
     np.testing.assert_allclose(np.sort(z[np.isfinite(z)]),
                                np.sort(res.attentions.numpy().ravel()), atol=6e-4)
+
+
+def test_atlas_by_norm_reads_the_pair(bundled):
+    """With a second sentence the by-norm atlas is computed on the pair, as the weights are."""
+    from mha_core.norms import result_norm_maps, row_normalised
+
+    a, b = "I saw the man.", "He had a telescope."
+    at = open_app("all_heads", text=a, pair=b)
+    at.toggle(key="ah_norms").set_value(True).run()
+    assert not at.exception
+    res = bundled.attend(a, text_pair=b)
+    shown = row_normalised(result_norm_maps(bundled, res)).numpy()  # (L, H, T, T)
+    z = array(chart(at, "ah_atlas")["data"][0]["z"])
+    assert np.isfinite(z).sum() == shown.size
+    np.testing.assert_allclose(np.sort(z[np.isfinite(z)]), np.sort(shown.ravel()), atol=6e-4)
