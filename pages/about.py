@@ -19,7 +19,10 @@ st.markdown(
 st.subheader("The pages")
 st.markdown("""
 - **Explorer**: every head of one layer as a map, the same weights read as one single head,
-  the mean of the heads, and where one focus word looks in every head of every layer.
+  the mean of the heads, and where one focus word looks in every head of every layer; by
+  weight or by norm (Kobayashi et al. 2020); click a word to mask it and see the predictions.
+- **Head view**: bertviz's head and model views: lines from every token to every token, one
+  colour per head, for texts up to 512 tokens, saved as PNG or SVG.
 - **Inside MHA**: one multi-head attention step by step (a toy, then the real model), narrow
   vs wide heads, and what attention costs.
 - **Training lab**: tiny attention models trained live: why heads end up different, and one
@@ -29,6 +32,12 @@ st.markdown("""
 - **Head lab**: switch heads off and watch the output change; rank the heads (Michel et al.
   2019, ablation form).
 - **Two readings**: one word in two sentences: which heads send it somewhere else?
+- **Corpus search** (exBERT's): where else in a corpus is a token used the way it is used
+  here? The nearest tokens by hidden state at a chosen layer, with their sentences.
+- **What heads learn**: every head scored against gold dependency trees (Clark et al. 2019's
+  experiment, on a treebank the server names), attention by norm, and each head's query/key
+  space.
+- **About**: this page.
 
 Views are links: the address bar holds the sentence, the model and the page's own settings
 (the Training lab's runs excepted), and **Copy link** gives one for the students' screens and

@@ -20,3 +20,18 @@ def test_about_renders_the_guide_with_relative_links(bundled):
         assert page in PAGES, link
         assert "present=1" not in link  # students read About too: the normal view
     assert "already has `present=1`" not in text
+
+
+def test_about_names_every_page_of_the_navigation():
+    import ast
+    from pathlib import Path
+
+    app = Path(__file__).resolve().parents[2] / "app.py"
+    titles = [kw.value.value for node in ast.walk(ast.parse(app.read_text()))
+              if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Page"
+              for kw in node.keywords if kw.arg == "title"]
+    assert len(titles) == len(PAGES)
+    at = open_app("about")
+    listed = next(m.value for m in at.markdown if "**Explorer**" in m.value)
+    for title in titles:
+        assert f"**{title}**" in listed, title
