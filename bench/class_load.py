@@ -8,8 +8,8 @@ types a different sentence and presses Ctrl+Enter, then moves the layer slider 3
 step is timed from the key press:
   Enter -> maps drawn   until testkit.browser.MAPS_DRAWN holds for the new tokens (the one
                         condition the tests use; it follows the grid when the grid changes);
-  layer -> maps drawn   until the plotly grid's titles carry, for every head, the entropy of
-                        the new layer computed here by our own model.
+  layer -> maps drawn   until the component's grid is tagged with the new layer (data-tag
+                        "layer N") and shows the new tokens.
 Prints p50/p95 of those, of every script run timed on the server (the workers run
 bench/timed_server.py, which is serve.py with a clock), the failed sessions (a Streamlit
 exception element or a 60 s timeout), the sessions each worker held (nginx's

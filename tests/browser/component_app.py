@@ -1,5 +1,5 @@
 """A test-only Streamlit script: the attention component alone, on data the tests control (a
-sentence pair, which the pages do not take yet). Run by tests/browser/conftest.py's
+sentence pair given directly, without the pages' frame). Run by tests/browser/conftest.py's
 `component_url`; never part of the app.
 
     ?text=...&pair=...   the two segments (bundled model); ?view=model opens the model view

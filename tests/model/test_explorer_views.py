@@ -7,7 +7,6 @@ import json
 import math
 
 import numpy as np
-import plotly.io as pio
 import pytest
 import torch
 
@@ -86,11 +85,6 @@ def test_labels_are_shown_literally():
 def test_heatmap_and_grid_builders():
     maps = random_maps(5, 4, 4).numpy()  # (H, T, T)
     labels = ["[CLS]", "a", "a", "[SEP]"]
-    fig = figures.head_grid(maps, labels, [f"head {h}" for h in range(5)], cols=3, selected=4)
-    spec = json.loads(pio.to_json(fig))
-    assert len(spec["data"]) == 5
-    assert spec["layout"]["coloraxis"]["cmin"] == 0 and spec["layout"]["coloraxis"]["cmax"] == 1
-    assert len(spec["layout"]["shapes"]) == 1  # the outline of the selected head
     one = figures.heatmap(maps[0], labels, title="t")
     np.testing.assert_allclose(np.asarray(one.data[0].z), maps[0], atol=1e-7)
     assert one.layout.yaxis.autorange == "reversed"  # the first query is the top row
@@ -102,34 +96,6 @@ def test_heatmap_and_grid_builders():
     total = sum(np.asarray(b.y) for b in bars.data)  # keys under 5% join "other"
     np.testing.assert_allclose(total, 1.0, atol=1e-6)
     assert bars.data[-1].name == "other"
-
-
-def test_head_grid_tiles_share_one_axis_per_row_and_column():
-    """Head h is drawn in tile (h // cols, h % cols): on the x axis of its column and the y axis
-    of its row (cols + rows axes in all), columns left to right and rows top to bottom, its
-    title above it and the outline of the selected head around it."""
-    maps = random_maps(5, 4, 4).numpy()  # (H, T, T)
-    labels = ["[CLS]", "a", "a", "[SEP]"]
-    fig = figures.head_grid(maps, labels, [f"head {h + 1}" for h in range(5)], cols=3,
-                            selected=4)
-    lay = json.loads(pio.to_json(fig))["layout"]
-    axes = sorted(k for k in lay if k.startswith(("xaxis", "yaxis")))
-    assert axes == ["xaxis", "xaxis2", "xaxis3", "yaxis", "yaxis2"]
-    for h, trace in enumerate(fig.data):
-        r, c = divmod(h, 3)
-        assert (trace.xaxis, trace.yaxis) == (f"x{c + 1 if c else ''}", f"y{r + 1 if r else ''}")
-        np.testing.assert_allclose(np.asarray(trace.z), maps[h])
-        assert [plain_label(x) for x in trace.x] == labels
-        assert [plain_label(y) for y in trace.y] == labels
-        x0, x1 = lay[f"xaxis{c + 1 if c else ''}"]["domain"]
-        y0, y1 = lay[f"yaxis{r + 1 if r else ''}"]["domain"]
-        title = lay["annotations"][h]
-        assert title["text"] == f"head {h + 1}" and x0 < title["x"] < x1 and title["y"] == y1
-    xs = [lay[k]["domain"] for k in ("xaxis", "xaxis2", "xaxis3")]
-    assert xs[0][1] < xs[1][0] and xs[1][1] < xs[2][0]  # left to right, no overlap
-    assert lay["yaxis2"]["domain"][1] < lay["yaxis"]["domain"][0]  # row 2 below row 1
-    box = lay["shapes"][0]  # the selected head 4 (0-based): row 2, column 2
-    assert (box["xref"], box["yref"]) == ("x2 domain", "y2 domain")
 
 
 def test_exports_round_trip():

@@ -9,7 +9,7 @@ import plotly.io as pio
 import pytest
 
 from ui import figures
-from ui.figures.base import figure
+from ui.figures.base import FONT, figure
 
 LABELS = ["[CLS]", "i", "saw", "<b>", "saw", "[SEP]"]
 SPECIAL = [True, False, False, False, False, True]
@@ -22,10 +22,7 @@ def maps(*shape, seed=0):
 
 BUILDERS = {
     "heatmap": lambda: figures.heatmap(maps(6, 6), LABELS, title="t"),
-    "head_grid": lambda: figures.head_grid(maps(12, 6, 6), LABELS,
-                                           [f"head {h + 1}" for h in range(12)], selected=4),
-    "head_grid_long": lambda: figures.head_grid(maps(5, 60, 60), [f"w{i}" for i in range(60)],
-                                                list("abcde")),
+    "heatmap_long": lambda: figures.heatmap(maps(60, 60), [f"w{i}" for i in range(60)]),
     "focus_grid": lambda: figures.focus_grid(np.arange(12).reshape(2, 6) % 6,
                                              np.full((2, 6), 0.5), LABELS, SPECIAL, "with",
                                              title="A"),
@@ -40,8 +37,8 @@ BUILDERS = {
     "qk_scatter": lambda: figures.qk_scatter_figure(
         maps(12, 2), LABELS, np.zeros(6, dtype=int), np.arange(6), ["a sentence"], title="t"),
     "token_attention": lambda: figures.token_attention_figure(maps(6), LABELS, 2, "key", "t"),
-    "projector": lambda: figures.for_projector(figures.head_grid(
-        maps(12, 6, 6), LABELS, [f"head {h + 1}" for h in range(12)], selected=4), 1.35),
+    "projector": lambda: figures.for_projector(figures.heatmap(maps(6, 6), LABELS, title="t"),
+                                               1.35),
 }
 
 
@@ -66,13 +63,14 @@ def test_unvalidated_is_really_unvalidated():
 def test_projector_scales_every_font_once_and_leaves_the_figure_alone():
     """Every axis's tick labels, title and annotation grow by exactly `scale`, also where a
     builder shares one font dict between axes, and the original figure keeps its sizes."""
-    fig = BUILDERS["head_grid"]()
+    fig = figures.side_by_side_figure(maps(6, 6), LABELS, maps(6, 6), LABELS, "a", "b")
     before = json.loads(pio.to_json(fig, validate=False))["layout"]
     after = json.loads(pio.to_json(figures.for_projector(fig, 1.35), validate=False))["layout"]
     axes = [k for k in before if k.startswith(("xaxis", "yaxis"))]
-    assert len(axes) == 7
+    assert len(axes) == 4 and len(before["annotations"]) == 2
     for k in axes:
-        assert after[k]["tickfont"]["size"] == round(before[k]["tickfont"]["size"] * 1.35, 1), k
+        size = before[k].get("tickfont", {}).get("size") or FONT["size"]  # inherited
+        assert after[k]["tickfont"]["size"] == round(size * 1.35, 1), k
     for a, b in zip(before["annotations"], after["annotations"]):
         assert b["font"]["size"] == round(a["font"]["size"] * 1.35, 1)
     assert json.loads(pio.to_json(fig, validate=False))["layout"] == before

@@ -38,7 +38,6 @@ N = len(T)
 # Every builder, with NASTY in every text it is given (tokens, titles, names, labels)
 CALLS = {
     figures.heatmap: lambda: figures.heatmap(maps(N, N), T, title=NASTY),
-    figures.head_grid: lambda: figures.head_grid(maps(3, N, N), T, [NASTY] * 3, selected=1),
     figures.focus_grid: lambda: figures.focus_grid(np.array([[1, 3], [2, 1]]),
                                                    np.full((2, 2), 0.5), T, SPECIAL, NASTY,
                                                    title=NASTY),

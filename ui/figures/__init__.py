@@ -24,7 +24,7 @@ from .head_grids import (
     mask_importance_figure,
     metric_grid_figure,
 )
-from .maps import head_grid, heatmap
+from .maps import heatmap
 from .matrices import (
     lab_maps_figure,
     matrix_figure,
@@ -47,7 +47,7 @@ BUILDERS = tuple(
 __all__ = ["HOVER", "for_projector", "BUILDERS", "token_colors", "cost_figure", "curves_figure",
            "prediction_bars", "pruning_curve_figure", "token_change_figure", "focus_bars",
            "focus_grid", "diff_grid_figure", "importance_figure", "map_change_figure",
-           "mask_change_figure", "mask_importance_figure", "metric_grid_figure", "head_grid",
+           "mask_change_figure", "mask_importance_figure", "metric_grid_figure",
            "heatmap", "lab_maps_figure", "matrix_figure", "neuron_figure", "similarity_figure",
            "slices_figure", "atlas_figure", "rollout_figure", "side_by_side_figure",
            "norm_shares_figure", "qk_scatter_figure", "token_attention_figure", "arcs_figure",
