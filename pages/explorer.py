@@ -54,7 +54,7 @@ def default_layer(name: str) -> int:
     return int(div.mean(dim=0).argmax())
 
 
-@st.cache_data(**models.bounded(), show_spinner=False)
+@st.cache_data(**models.bounded(), show_spinner="Reading this layer's heads…")
 def layer_view(name: str, text: str, layer: int, word_level: bool, hide_special: bool,
                pair: str | None = None, by_norm: bool = False) -> dict:
     """One layer as shown: heads (H, G, G), single head and mean of heads (G, G), entropies;
@@ -80,7 +80,7 @@ def layer_view(name: str, text: str, layer: int, word_level: bool, hide_special:
                 targets=masked_words.click_targets(res, word_level, hide_special))
 
 
-@st.cache_data(**models.bounded(), show_spinner=False)
+@st.cache_data(**models.bounded(), show_spinner="Following the focus token through every head…")
 def focus_view(name: str, text: str, query: int, word_level: bool, hide_special: bool,
                pair: str | None = None, by_norm: bool = False) -> dict:
     """Where the token at `query` (in the shown view) attends, in every head of every layer

@@ -21,7 +21,7 @@ PAGE = Page("hv", keep=("hv_words", "hv_nospecial"),
 pending = PAGE.start()
 
 
-@st.cache_data(**models.bounded(), show_spinner=False)
+@st.cache_data(**models.bounded(), show_spinner="Drawing every head's lines…")
 def lines_view(name: str, text: str, word_level: bool, hide_special: bool,
                pair: str | None = None) -> tuple:
     """(payload, targets): every layer's heads as line entries (the strongest first), as the
