@@ -36,6 +36,9 @@ BUILDERS = {
     "relation_matrix_across": lambda: figures.relation_matrix_figure(
         maps(2, 3, 4), ["all", "det", "<b>", "obj"], [9, 5, 3, 1],
         np.full((2, 3, 4), "dependent->head", dtype=object), best=[(0, 0)] * 4, across=True),
+    "projector_cut_square": lambda: figures.for_projector(figures.atlas_figure(
+        maps(2, 3, 6, 6), LABELS, np.full((2, 3), "het", dtype=object)), 1.35, max_height=300,
+        square=True),
     "arcs": lambda: figures.arcs_figure(LABELS[1:5], [(0, 1), (2, 1)],
                                         [(0, 1, "nsubj"), (1, -1, "root"), (2, 1, "obj"),
                                          (3, 2, "det")], title="t", relation="obj"),
@@ -45,9 +48,6 @@ BUILDERS = {
     "token_attention": lambda: figures.token_attention_figure(maps(6), LABELS, 2, "key", "t"),
     "projector": lambda: figures.for_projector(figures.head_grid(
         maps(12, 6, 6), LABELS, [f"head {h + 1}" for h in range(12)], selected=4), 1.35),
-    "projector_cut_square": lambda: figures.for_projector(figures.atlas_figure(
-        maps(2, 3, 6, 6), LABELS, np.full((2, 3), "het", dtype=object)), 1.35, max_height=300,
-        square=True),
 }
 
 
