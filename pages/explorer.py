@@ -98,7 +98,7 @@ def focus_view(name: str, text: str, query: int, word_level: bool, hide_special:
 # --- model and text ------------------------------------------------------------------------
 PAGE.heading("Explorer", "Every head of one layer for any sentence, beside the same weights read "
              "as one single head and the mean of the heads; where one focus token looks in "
-             "every head of every layer.")
+             "every head of every layer.", compact=True)
 name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
 bert = guards.model_or_stop(name)
 cfg = bert.config
