@@ -27,7 +27,7 @@ from ui.attention import attention, focus_payload, grid_payload
 from ui.export import attention_csv, attention_json
 from ui.labels import visible
 from ui.page import Page
-from ui.presentation import plot
+from ui.presentation import plot, presenting
 
 PAGE = Page("ex", keep=("ex_words", "ex_nospecial", "ex_norms"),
             link=("layer", "head", "focus", "words", "nospecial", "norms"))
@@ -96,9 +96,11 @@ def focus_view(name: str, text: str, query: int, word_level: bool, hide_special:
 
 
 # --- model and text ------------------------------------------------------------------------
-PAGE.heading("Explorer", "Every head of one layer for any sentence, beside the same weights read "
-             "as one single head and the mean of the heads; where one focus token looks in "
-             "every head of every layer.", compact=True)
+TITLE = ("Explorer", "Every head of one layer for any sentence, beside the same weights read as "
+         "one single head and the mean of the heads; where one focus token looks in every head "
+         "of every layer.")
+if not presenting():  # on a projector it shares the row of controls (below)
+    PAGE.heading(*TITLE, compact=True)
 name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
 bert = guards.model_or_stop(name)
 cfg = bert.config
@@ -150,7 +152,12 @@ def picked_head():
     ss.ex_head_auto = False
 
 
-c1, c2, c5, c3, c4, c6 = st.columns([3, 2, 2.2, 1.5, 1.5, 1.5], vertical_alignment="bottom")
+if presenting():  # the heading above the switches: the maps keep the screen's height
+    c1, c2, c5, right = st.columns([3, 2, 2.2, 4.5], vertical_alignment="bottom")
+    PAGE.heading(*TITLE, where=right)
+    c3, c4, c6 = right.columns(3)
+else:
+    c1, c2, c5, c3, c4, c6 = st.columns([3, 2, 2.2, 1.5, 1.5, 1.5], vertical_alignment="bottom")
 if L > 1:
     layer = c1.slider("Layer", 1, L, key="ex_layer") - 1
 else:  # a slider needs two values
