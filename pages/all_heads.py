@@ -11,7 +11,7 @@ from ui import figures as fg
 from ui import guards, link, models, sidebar, style
 from ui.models import shape
 from ui.page import Page
-from ui.presentation import plot
+from ui.presentation import plot, presenting
 from ui.presets import PRESETS
 
 PAGE = Page("ah", keep=("ah_corpus_source", "ah_corpus_lines", "ah_corpus_on", "ah_norms"),
@@ -23,6 +23,7 @@ MAX_LINES = 200
 # Each corpus line is cut to this many tokens: Clark et al. 2019 profiled heads on segments of
 # at most 128 tokens, and 200 lines of 512 would hold the server's core for a minute
 CORPUS_TOKENS = 128
+ATLAS_ROOM = 420  # px: the atlas on a projector, under the navigation, sentence row and notes
 
 
 @st.cache_data(**models.bounded(), show_spinner="Measuring every head…")
@@ -92,30 +93,41 @@ def sentence_section(name: str, text: str, pair: str | None = None):
         return
     tokens, L, H = view["tokens"], *view["labels"].shape
 
-    st.subheader("The atlas")
-    st.caption(f"{shape(L, H)}, {len(tokens)} tokens. Each thumbnail is one head's "
-               "map: row = the token that looks, column = the token looked at, darker = more "
-               "weight. The word above a thumbnail is its pattern label (table below).")
-    by_norm = st.toggle("By norm: ‖α f(x)‖ instead of the weight α (Kobayashi et al. 2020)",
-                        key="ah_norms",
-                        help="How much of each token's vector actually reaches the token that "
-                             "looks, through this head: the weight times the norm of the "
-                             "token's transformed value vector f(x) = (x W_V + b_V) W_O.")
+    if not presenting():
+        st.subheader("The atlas")
+    # on a projector the caption and the switch share one row above the atlas
+    about, switch = st.columns([3, 1], vertical_alignment="center") if presenting() else (st, st)
+    intro = (f"{shape(L, H)}, {len(tokens)} tokens. Each thumbnail is one head's map: row = the "
+             "token that looks, column = the token looked at, darker = more weight. The word "
+             "above a thumbnail is its pattern label (table below).")
+    if not presenting():
+        st.caption(intro)
+    by_norm = switch.toggle("By norm ‖α f(x)‖" if presenting() else
+                            "By norm: ‖α f(x)‖ instead of the weight α (Kobayashi et al. 2020)",
+                            key="ah_norms",
+                            help="How much of each token's vector actually reaches the token "
+                                 "that looks, through this head: the weight times the norm of "
+                                 "the token's transformed value vector f(x) = (x W_V + b_V) W_O "
+                                 "(Kobayashi et al. 2020).")
     maps, raw, labels = view["att"], None, view["labels"]
     if by_norm:
         nv = guards.computed_or_none(norm_view, name, text, pair)
         if nv is not None:
             maps, raw, labels = nv["shown"], nv["raw"], nv["labels"]
-            st.caption("By norm: each cell is ‖α_ij f(x_j)‖, each row divided by its sum so "
-                       "that rows read like weights (the hover also gives the raw norm), and "
-                       "the labels come from these maps. A token that gets a large weight but "
-                       "has a small transformed vector (often [CLS], [SEP] and punctuation) "
-                       "fades.")
+    if presenting():
+        about.caption(f"{shape(L, H)}, {len(tokens)} tokens: one map per head, its pattern "
+                      "label above it" + (" · by norm: rows of ‖α f(x)‖ summed to 1"
+                                          if raw is not None else "."))
+    elif raw is not None:
+        st.caption("By norm: each cell is ‖α_ij f(x_j)‖, each row divided by its sum so that "
+                   "rows read like weights (the hover also gives the raw norm), and the labels "
+                   "come from these maps. A token that gets a large weight but has a small "
+                   "transformed vector (often [CLS], [SEP] and punctuation) fades.")
     sentence = text if len(text) <= 60 else text[:57] + "…"
+    title = f"{shape(L, H)} on “{sentence}”" + (" · by norm" if raw is not None else "")
     plot(st, fg.atlas_figure(maps, tokens, pt.short_labels(labels),
-                             title=f"{shape(L, H)} on “{sentence}”"
-                                   + (" · by norm" if raw is not None else ""), raw=raw),
-         key="ah_atlas", config={"displayModeBar": False})
+                             title="" if presenting() else title, raw=raw),
+         room=ATLAS_ROOM, square=True, key="ah_atlas", config={"displayModeBar": False})
     if len(tokens) > 48:
         st.caption("The thumbnails show the first 48 tokens; the metrics use every token.")
 

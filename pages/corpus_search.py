@@ -14,6 +14,7 @@ from mha_core.corpus_search import build_index, matches, search
 from ui import guards, link, models, presets, sidebar, style
 from ui.labels import visible
 from ui.page import Page
+from ui.presentation import presenting, tucked
 from ui.presets import EXAMPLE_LINES
 
 PAGE = Page("cs", keep=("cs_source", "cs_lines"), link=("layer", "head"))
@@ -56,14 +57,21 @@ PAGE.heading("Corpus search",
 name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
 bert = guards.model_or_stop(name)
 L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
-source = st.radio("Corpus", ["The examples", "My own lines"], horizontal=True, key="cs_source")
+# on a projector: one row of controls, the corpus choice in a popover at its end
+if presenting():
+    c1, c2, c3, c4, c5 = st.columns([3, 3, 2, 2, 1.8], vertical_alignment="bottom")
+    corpus_box = tucked("Corpus", c5, icon=":material/library_books:")
+else:
+    corpus_box = st
+source = corpus_box.radio("Corpus", ["The examples", "My own lines"], horizontal=True,
+                          key="cs_source")
 if source == "The examples":
     lines = EXAMPLE_LINES
-    st.caption(f"The sidebar's {len(EXAMPLE_LINES)} examples (a pair is one line with [SEP]). "
-               f"Paste your own lines for a real corpus: up to {MAX_LINES:,}.")
+    corpus_box.caption(f"The sidebar's {len(EXAMPLE_LINES)} examples (a pair is one line with "
+                       f"[SEP]). Paste your own lines for a real corpus: up to {MAX_LINES:,}.")
 else:
-    pasted = st.text_area(f"One sentence per line (up to {MAX_LINES:,}; a [SEP] in a line "
-                          "makes it a pair)", key="cs_lines", height=150)
+    pasted = corpus_box.text_area(f"One sentence per line (up to {MAX_LINES:,}; a [SEP] in a "
+                                  "line makes it a pair)", key="cs_lines", height=150)
     lines = [line.strip()[:guards.MAX_CHARS] for line in pasted.splitlines() if line.strip()]
     if len(lines) > MAX_LINES:
         st.warning(f"{len(lines):,} lines pasted; the first {MAX_LINES:,} are used.")
@@ -89,7 +97,8 @@ ss.cs_layer, ss.cs_head = min(ss.cs_layer, L), min(ss.cs_head, H)  # after a mod
 
 choices = [t for t, s in enumerate(res.special) if not s]
 crc = zlib.crc32("\x1f".join(res.tokens).encode("utf-8", "surrogatepass"))
-c1, c2, c3, c4 = st.columns([3, 3, 2, 2], vertical_alignment="bottom")
+if not presenting():
+    c1, c2, c3, c4 = st.columns([3, 3, 2, 2], vertical_alignment="bottom")
 start = presets.default_focus(text, res.tokens, res.special)  # a preset's word worth following
 token = c1.selectbox("Token", choices, key=f"cs_token_{crc:08x}",
                      index=choices.index(start) if start in choices else 0,
@@ -101,7 +110,9 @@ else:
     c2.caption("Layer 1 (this model has one layer)")
 head = c3.selectbox("Head", list(range(1, H + 1)), key="cs_head",
                     format_func=lambda h: f"head {h}") - 1
-k = c4.select_slider("Matches", [5, 10, 20, 50], value=10, key="cs_k")
+k = c4.select_slider("Matches", [5, 10, 20, 50], value=5 if presenting() else 10, key="cs_k",
+                     help="On a projector the page starts with 5, so that the table fits the "
+                          "screen.")
 
 if not lines:
     st.info("Paste at least one sentence, one per line.", icon=style.ICON_TYPE)

@@ -28,7 +28,7 @@ from ui.attention.payload import WINDOW
 from ui.export import attention_csv, attention_json
 from ui.labels import visible
 from ui.page import Page
-from ui.presentation import plot
+from ui.presentation import plot, presenting
 
 PAGE = Page("ex", keep=("ex_words", "ex_nospecial", "ex_norms"),
             link=("layer", "head", "focus", "words", "nospecial", "norms"))
@@ -54,7 +54,7 @@ def default_layer(name: str) -> int:
     return int(div.mean(dim=0).argmax())
 
 
-@st.cache_data(**models.bounded(), show_spinner=False)
+@st.cache_data(**models.bounded(), show_spinner="Reading this layer's heads…")
 def layer_view(name: str, text: str, layer: int, word_level: bool, hide_special: bool,
                pair: str | None = None, by_norm: bool = False) -> dict:
     """One layer as shown: heads (H, G, G), single head and mean of heads (G, G), entropies;
@@ -80,7 +80,7 @@ def layer_view(name: str, text: str, layer: int, word_level: bool, hide_special:
                 targets=masked_words.click_targets(res, word_level, hide_special))
 
 
-@st.cache_data(**models.bounded(), show_spinner=False)
+@st.cache_data(**models.bounded(), show_spinner="Following the focus token through every head…")
 def focus_view(name: str, text: str, query: int, word_level: bool, hide_special: bool,
                pair: str | None = None, by_norm: bool = False) -> dict:
     """Where the token at `query` (in the shown view) attends, in every head of every layer
@@ -96,6 +96,11 @@ def focus_view(name: str, text: str, query: int, word_level: bool, hide_special:
 
 
 # --- model and text ------------------------------------------------------------------------
+TITLE = ("Explorer", "Every head of one layer for any sentence, beside the same weights read as "
+         "one single head and the mean of the heads; where one focus token looks in every head "
+         "of every layer.")
+if not presenting():  # on a projector it shares the row of controls (below)
+    PAGE.heading(*TITLE, compact=True)
 name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
 bert = guards.model_or_stop(name)
 cfg = bert.config
@@ -147,7 +152,12 @@ def picked_head():
     ss.ex_head_auto = False
 
 
-c1, c2, c5, c3, c4, c6 = st.columns([3, 2, 2.2, 1.5, 1.5, 1.5], vertical_alignment="bottom")
+if presenting():  # the heading above the switches: the maps keep the screen's height
+    c1, c2, c5, right = st.columns([3, 2, 2.2, 4.5], vertical_alignment="bottom")
+    PAGE.heading(*TITLE, where=right)
+    c3, c4, c6 = right.columns(3)
+else:
+    c1, c2, c5, c3, c4, c6 = st.columns([3, 2, 2.2, 1.5, 1.5, 1.5], vertical_alignment="bottom")
 if L > 1:
     layer = c1.slider("Layer", 1, L, key="ex_layer") - 1
 else:  # a slider needs two values

@@ -13,7 +13,7 @@ from mha_core.heads import HeadId, head_names, layer_names, parse_layer
 from ui import figures as fg
 from ui import guards, link, masked_words, models, sidebar, style
 from ui.page import Page
-from ui.presentation import plot
+from ui.presentation import note, plot, presenting, tucked
 
 PAGE = Page("hl", keep=("hl_how", "hl_heads", "hl_layers", "hl_k"), link=("how", "off", "k"))
 pending = PAGE.start()
@@ -60,6 +60,7 @@ def rank_now(name: str, text: str, pair: str | None):
 RANK_AUTO_TOKENS = 64  # longer texts are ranked on request (ranking)
 RANK_MAX_TOKENS = 256  # and longer ones not at all
 MAX_PAIR_TOKENS = 128  # the intact/ablated pair of maps shows at most this many tokens
+CHANGE_ROOM = 370  # px: the output change on a projector, under the row of controls
 
 
 PAGE.heading("Head lab", "Switch heads off and watch the output change; rank the heads by how "
@@ -77,8 +78,8 @@ why_not = {"ask": "press **Rank the heads** below first",
            "too long": f"it is offered for texts of up to {RANK_MAX_TOKENS} tokens"}
 intact = guards.computed_or_stop(models.attend, name, text, pair)
 tokens = intact.tokens
-st.caption("Switching a head off sets its attention weights to zero for this one run (a head "
-           "mask), so it adds nothing to its layer's output. The model itself is never changed.")
+note("Switching a head off sets its attention weights to zero for this one run (a head mask), "
+     "so it adds nothing to its layer's output. The model itself is never changed.")
 
 # the link's choice: how, which heads or layers are off, k (ignored with a message if unknown)
 ss = st.session_state
@@ -117,21 +118,28 @@ if "k" in pending:
 ss.setdefault("hl_k", H)
 ss.hl_k = min(ss.hl_k, H)  # after a model change
 
-st.subheader("Switch heads off")
-how = st.radio("How", list(HOW.values()), horizontal=True, key="hl_how")
+# on a projector: one row (how, which, the two numbers) above the output change
+if presenting():
+    how_col, pick, off_col, change_col = st.columns([1.3, 3, 1.4, 1.6],
+                                                    vertical_alignment="bottom")
+else:
+    st.subheader("Switch heads off")
+    how_col = pick = st
+how = tucked(ss.get("hl_how") or HOW["heads"], how_col).radio(
+    "How", list(HOW.values()), horizontal=True, key="hl_how")
 mask, off, k = np.ones((L, H)), [], None
 if how == "Single heads":
-    off = st.multiselect("Heads to switch off", head_names(L, H), key="hl_heads",
-                         placeholder="Choose heads, e.g. L1 H3")
+    off = pick.multiselect("Heads to switch off", head_names(L, H), key="hl_heads",
+                           placeholder="Choose heads, e.g. L1 H3")
     for item in map(HeadId.parse, off):
         mask[item.layer, item.head] = 0
 elif how == "Whole layers":
-    off = st.multiselect("Layers to switch off", layer_names(L), key="hl_layers")
+    off = pick.multiselect("Layers to switch off", layer_names(L), key="hl_layers")
     for item in off:
         mask[parse_layer(item)] = 0
 else:
-    k = st.slider("Heads kept in each layer (the most important on this sentence)", 0, H,
-                  key="hl_k")
+    k = pick.slider("Heads kept in each layer (the most important on this sentence)", 0, H,
+                    key="hl_k")
     if rank == "ready":
         mask = ab.top_k_mask(importance_view(name, text, pair)["importance"], k)
     else:  # the mask stays all ones until the heads are ranked
@@ -143,11 +151,12 @@ link.write_query_params(how=None if how_param == "heads" else how_param,
 
 view = ablation_view(name, text, pair, tuple(map(tuple, mask.tolist())))
 n_off = int((mask == 0).sum())
-c1, c2 = st.columns(2)
+c1, c2 = (off_col, change_col) if presenting() else st.columns(2)
 c1.metric("Heads switched off", f"{n_off} of {L * H}")
-c2.metric("Output change (mean 1 − cos of the final layer)", f"{view['change'].mean():.4f}")
-plot(st, fg.token_change_figure(tokens, view["change"]), key="hl_token_change",
-     config={"displayModeBar": False})
+c2.metric("Output change (mean 1 − cos)" if presenting() else
+          "Output change (mean 1 − cos of the final layer)", f"{view['change'].mean():.4f}")
+plot(st, fg.token_change_figure(tokens, view["change"]), room=CHANGE_ROOM,
+     key="hl_token_change", config={"displayModeBar": False})
 
 if n_off:
     lowest = int(np.argwhere(mask == 0)[:, 0].min())

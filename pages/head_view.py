@@ -14,13 +14,14 @@ from mha_core.views import explorer_view, segments_view
 from ui import guards, link, masked_words, models, sidebar, style
 from ui.attention import attention, lines_payload
 from ui.page import Page
+from ui.presentation import presenting
 
 PAGE = Page("hv", keep=("hv_words", "hv_nospecial"),
             link=("layer", "heads", "focus", "words", "nospecial"))
 pending = PAGE.start()
 
 
-@st.cache_data(**models.bounded(), show_spinner=False)
+@st.cache_data(**models.bounded(), show_spinner="Drawing every head's lines…")
 def lines_view(name: str, text: str, word_level: bool, hide_special: bool,
                pair: str | None = None) -> tuple:
     """(payload, targets): every layer's heads as line entries (the strongest first), as the
@@ -52,6 +53,11 @@ def parse_heads(raw: str, n_heads: int):
 
 
 # --- model and text ------------------------------------------------------------------------
+# on a projector the heading and the two switches share one row above the lines
+top = st.columns([4, 1.2, 1.6], vertical_alignment="center") if presenting() else [st] * 3
+PAGE.heading("Head view", "bertviz's head view and model view: lines from each token to the "
+             "tokens it attends to, one colour per head, and every layer × head at a glance.",
+             where=top[0])
 name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
 bert = guards.model_or_stop(name)
 L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
@@ -80,7 +86,7 @@ if "heads" in pending:
 view["layer"] = min(max(int(view.get("layer", 0)), 0), L - 1)  # after a model change
 view["heads"] = [h for h in view.get("heads", []) if 0 <= h < H]
 
-c1, c2 = st.columns(2)
+c1, c2 = top[1:] if presenting() else st.columns(2)
 word_level = c1.toggle("Whole words", key="hv_words",
                        help="Merge subword pieces into words (Clark et al. 2019), as in the "
                             "Explorer.")

@@ -10,10 +10,11 @@ from mha_core.neuron import real_steps
 from ui import figures, guards, link, models, shared_view, sidebar, style
 from ui.labels import visible
 from ui.page import Page
-from ui.presentation import plot
+from ui.presentation import note, plot, presenting, tucked
 
 PAGE = Page("im", keep=("im_real_layer", "im_real_head"), link=("layer", "head", "query"))
 pending = PAGE.start()
+STEP_ROOM = 330  # px: one step's matrices on a projector, under the tabs and the buttons
 
 
 @st.cache_data(**models.bounded(), show_spinner=False)
@@ -58,10 +59,16 @@ walk_tab, real_tab, slices_tab, cost_tab = st.tabs(
 
 # --- toy walkthrough ---------------------------------------------------------------------------
 with walk_tab:
-    st.markdown("The classroom example: two words, **d_model = 4**, **2 heads** (so "
-                "d_k = 4 / 2 = 2), seeded weights rounded to one decimal, no biases. Edit the "
-                f"words (up to {toy.TOY_MAX_WORDS}) and step through.")
-    c1, c2 = st.columns([3, 1])
+    note("The classroom example: two words, **d_model = 4**, **2 heads** (so d_k = 4 / 2 = 2), "
+         "seeded weights rounded to one decimal, no biases. Edit the words (up to "
+         f"{toy.TOY_MAX_WORDS}) and step through.", where=st)
+    # on a projector the words and seed sit in a popover at the end of the row of buttons, and
+    # only the step just reached is shown in full (the earlier ones in an expander under it)
+    if presenting():
+        b1, b2, b3, b4, b5 = st.columns([1, 1.2, 1, 1, 1])
+        c1 = c2 = tucked("Words", b5, icon=":material/edit:")
+    else:
+        c1, c2 = st.columns([3, 1])
     text = c1.text_input("Toy words", value=toy.TOY_TEXT, key="im_toy_text", max_chars=200)
     seed = c2.number_input("Weight seed", 0, 999, 0, key="im_toy_seed")
     words, message = toy.parse_toy_words(text)
@@ -74,7 +81,8 @@ with walk_tab:
     def move(delta):
         st.session_state.im_toy_step = min(max(st.session_state.im_toy_step + delta, 1), n_steps)
 
-    b1, b2, b3, b4 = st.columns(4)
+    if not presenting():
+        b1, b2, b3, b4 = st.columns(4)
     b1.button("◀ Back", on_click=move, args=(-1,), key="im_toy_back", width="stretch")
     b2.button("Next step ▶", on_click=move, args=(1,), key="im_toy_next", type="primary",
               width="stretch")
@@ -83,17 +91,34 @@ with walk_tab:
     b4.button("Start over", on_click=move, args=(-n_steps,), key="im_toy_reset",
               width="stretch")
     shown = min(st.session_state.im_toy_step, n_steps)
-    st.progress(shown / n_steps, text=f"Step {shown} of {n_steps}")
-    for step in wt.steps[:shown]:
-        st.subheader(step.title)
-        st.write(step.text)
-        per_row = 3
+    if not presenting():
+        st.progress(shown / n_steps, text=f"Step {shown} of {n_steps}")
+
+    def draw_step(n, step, where):
+        """Step n's title, text and matrices; on a projector all its matrices in one row."""
+        if presenting():
+            where.markdown(f"**{step.title}** (step {n} of {n_steps}) · {step.text}")
+        else:
+            where.subheader(step.title)
+            where.write(step.text)
+        per_row = max(3, len(step.matrices)) if presenting() else 3
         for start in range(0, len(step.matrices), per_row):
-            cols = st.columns(per_row)
-            for col, m in zip(cols, step.matrices[start:start + per_row]):
+            cols = where.columns(per_row)
+            for i, (col, m) in enumerate(zip(cols, step.matrices[start:start + per_row]),
+                                         start=start + 1):
                 plot(col, figures.matrix_figure(m.values, m.rows, m.cols,
                                                 f"{m.name}   {m.shape_text}"),
-                          width="stretch")
+                     room=STEP_ROOM, width="stretch", key=f"im_toy_{n}_{i}")
+
+    if presenting():
+        draw_step(shown, wt.steps[shown - 1], st)
+        if shown > 1:
+            with st.expander(f"The steps before (1 to {shown - 1})"):
+                for n, step in enumerate(wt.steps[:shown - 1], start=1):
+                    draw_step(n, step, st)
+    else:
+        for n, step in enumerate(wt.steps[:shown], start=1):
+            draw_step(n, step, st)
     if shown == n_steps:
         st.success("That is the whole of multi-head self-attention. The input was COPIED to "
                    "every head (each W_Q_i reads all d_model numbers); what is split is the "

@@ -10,7 +10,7 @@ import streamlit as st
 from mha_core import toy
 from ui import figures, models
 from ui.page import Page
-from ui.presentation import plot
+from ui.presentation import plot, presenting
 
 PAGE = Page("tl", keep=("tl_small_steps", "tl_seed", "tl_heads"))
 PAGE.start()
@@ -98,7 +98,7 @@ base = toy.LabConfig(seed=seed, n_heads=heads)
 if small:
     base = replace(base, steps=SMALL_STEPS, eval_every=5)
 
-with st.expander("The task", expanded=True):
+with st.expander("The task", expanded=not presenting()):  # closed on a projector: Train fits
     st.markdown(f"""
 A sequence of **{base.seq_len} digits** (0–{base.n_digits - 1}); exactly one of them is
 **marked** (shown as `5*`). At every position after the first, the model must answer two

@@ -11,7 +11,7 @@ from ui import guards, link, models, sidebar, style
 from ui.guards import md_text
 from ui.models import shape
 from ui.page import Page
-from ui.presentation import plot
+from ui.presentation import plot, presenting, tucked
 
 PAGE = Page("tr", keep=("tr_pair", "tr_a", "tr_b", "tr_focus", "tr_head", "tr_shared"),
             link=("a", "b", "focus", "head", "shared"))
@@ -24,6 +24,7 @@ PAIRS = {
     "Knife or hat": ("I cut the bread with a knife.", "I saw the man with a hat.", "with"),
 }
 OWN = "Your own"
+GRID_ROOM = 410  # px: the grid of heads on a projector, under the two sentences
 
 
 @st.cache_data(**models.bounded(), show_spinner="Reading both sentences…")
@@ -76,17 +77,25 @@ if "head" in pending:
         st.warning("The link's head is not a head name such as L2 H10; it was ignored.",
                    icon=style.ICON_LINK)
 ss.setdefault("tr_shared", True)
-st.selectbox("Preset", list(PAIRS) + [OWN], key="tr_pair",
-             on_change=lambda: None if st.session_state["tr_pair"] == OWN else use_pair())
-col_a, col_b, col_f = st.columns([5, 5, 2])
+# on a projector the two sentences are one caption above the grid, their boxes in a popover
+said, edit = (st.columns([5, 1.3], vertical_alignment="center") if presenting() else
+              (None, None))
+box = tucked("Sentences", edit, icon=":material/edit:") if presenting() else st
+box.selectbox("Preset", list(PAIRS) + [OWN], key="tr_pair",
+              on_change=lambda: None if st.session_state["tr_pair"] == OWN else use_pair())
+col_a, col_b, col_f = (box, box, box) if presenting() else st.columns([5, 5, 2])
 a = col_a.text_input("Sentence A", key="tr_a", max_chars=2000)
 b = col_b.text_input("Sentence B", key="tr_b", max_chars=2000)
 focus = col_f.text_input("Focus word", key="tr_focus", max_chars=60)
-shared_only = st.toggle("Leave out words found in one sentence only", key="tr_shared",
-                        help="On: compare where the focus word looks among the words both "
-                             "sentences have (each side's shares renormalised over them), so a "
-                             "head that only follows the swapped noun does not rank first. "
-                             "Off: every word counts, a word found in one sentence in full.")
+shared_only = box.toggle("Leave out words found in one sentence only", key="tr_shared",
+                         help="On: compare where the focus word looks among the words both "
+                              "sentences have (each side's shares renormalised over them), so "
+                              "a head that only follows the swapped noun does not rank first. "
+                              "Off: every word counts, a word found in one sentence in full.")
+if presenting():
+    said.caption(f"**A** {md_text(a)}  \n**B** {md_text(b)} · focus word "
+                 f"“{md_text(focus)}”" + (" · words in one sentence only left out"
+                                          if shared_only else ""))
 for sentence, title in ((a, "A"), (b, "B")):
     if guards.check_text(name, sentence, what=f"Sentence {title}",
                          prompt="Type two sentences, A and B.") is None:
@@ -124,7 +133,7 @@ layer, head = shown.layer, shown.head
 link.write_query_params(a=a, b=b, focus=focus, head=ss["tr_head"],
                         shared=None if shared_only else 0)
 
-plot(st, fg.diff_grid_figure(diff, selected=(layer, head)), key="tr_grid",
+plot(st, fg.diff_grid_figure(diff, selected=(layer, head)), room=GRID_ROOM, key="tr_grid",
      on_select=on_click, selection_mode="points", config={"displayModeBar": False})
 only_a, only_b = views.words_in_one_only(la, lb)
 if shared_only:

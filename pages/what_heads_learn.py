@@ -15,7 +15,7 @@ from ui import guards, link, models, sidebar, style
 from ui import treebanks as tb
 from ui.figures.qk import KINDS
 from ui.page import Page
-from ui.presentation import plot
+from ui.presentation import note, plot, presenting, tucked
 from ui.presets import PRESETS
 
 PAGE = Page("wh", keep=("wh_treebank", "wh_relation", "wh_qk_on", "wh_qk_source",
@@ -23,6 +23,7 @@ PAGE = Page("wh", keep=("wh_treebank", "wh_relation", "wh_qk_on", "wh_qk_source"
 pending = PAGE.start()
 SOURCES = ("The treebank's sentences", "The example sentences")
 QK_TOKENS = (200, 2000, 600)  # slider: min, max, default tokens (twice as many points)
+MATRIX_ROOM = 380  # px: the heads x relations matrix on a projector, under one row of controls
 
 
 @st.cache_data(**models.bounded(256), show_spinner=False)
@@ -33,8 +34,9 @@ def predictions(name: str, words: tuple):
     return sentence_predictions(models.bert_or_raise(name), list(words))
 
 
-def chosen_treebank():
-    """(name, cache key, sentences) of the treebank picked, or a message and the page stopped."""
+def chosen_treebank(where=st):
+    """(name, cache key, sentences) of the treebank picked (its box in `where`), or a message
+    and the page stopped."""
     names = [*tb.treebank_choices(), tb.UPLOAD]
     if "treebank" in pending:  # a link names one of the server's treebanks (never a path)
         named = pending.pop("treebank")
@@ -43,12 +45,12 @@ def chosen_treebank():
         else:
             st.warning("The link names a treebank this server does not offer; it was ignored.",
                        icon=style.ICON_LINK)
-    choice = st.selectbox("Treebank", names, key="wh_treebank")
+    choice = where.selectbox("Treebank", names, key="wh_treebank")
     if choice == tb.SAMPLE:
-        st.caption("A **small hand-made sample**: 153 simple English sentences written and "
-                   "annotated for headscope (Universal Dependencies v2), with both readings of "
-                   "the telescope sentence. Enough to watch the method work, too small for firm "
-                   "numbers: the README gives the table on UD English-EWT (2,001 sentences).")
+        note("A **small hand-made sample**: 153 simple English sentences written and annotated "
+             "for headscope (Universal Dependencies v2), with both readings of the telescope "
+             "sentence. Enough to watch the method work, too small for firm numbers: the README "
+             "gives the table on UD English-EWT (2,001 sentences).")
     if choice != tb.UPLOAD:
         try:
             return choice, "named:" + choice, tb.read_named(choice)
@@ -237,20 +239,26 @@ PAGE.heading("What heads learn",
 name, text = sidebar.current_model(), sidebar.current_text()
 bert = guards.model_or_stop(name)
 L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
-tb_name, key, sentences = chosen_treebank()
+# on a projector: one row (the treebank, what is scored, the arcs setting in a popover) above
+# the matrix, drawn with the heads across and before the table
+row = (st.columns([2.2, 4, 1], vertical_alignment="center") if presenting() else
+       (st, st, st))
+tb_name, key, sentences = chosen_treebank(row[0])
 link.write_query_params(treebank=tb_name if tb_name in tb.treebank_choices() else None)
 if len(sentences) > tb.MAX_SENTENCES:
     st.warning(f"This treebank has {len(sentences):,} sentences; the first "
                f"{tb.MAX_SENTENCES:,} are scored here (the command line scores all).",
                icon=style.ICON_CUT)
 
-st.subheader("Heads against dependency trees (Clark et al. 2019)")
+if not presenting():
+    st.subheader("Heads against dependency trees (Clark et al. 2019)")
 sc = guards.computed_or_stop(tb.scores, name, key, sentences)
 sample = tb_name == tb.SAMPLE
-min_arcs = st.number_input("Report relations with at least this many arcs", 1, 1_000_000,
-                           25 if sample else 100, key=f"wh_min_arcs_{int(sample)}",
-                           help="Clark et al. report relations with 100 arcs or more; the "
-                                "hand-made sample is too small for that, so it starts at 25.")
+min_arcs = tucked("Arcs", row[2], icon=":material/filter_alt:").number_input(
+    "Report relations with at least this many arcs", 1, 1_000_000, 25 if sample else 100,
+    key=f"wh_min_arcs_{int(sample)}",
+    help="Clark et al. report relations with 100 arcs or more; the hand-made sample is too "
+         "small for that, so it starts at 25.")
 reported = sc.reported(min_arcs)
 skipped = sc.skipped_long + sc.skipped_empty
 if not sc.used:
@@ -258,25 +266,32 @@ if not sc.used:
             f"([CLS] and [SEP] included), {sc.skipped_empty:,} with a word the tokenizer "
             "drops entirely.", icon=style.ICON_TREE)
     st.stop()
-st.caption(f"{sc.used:,} sentences and {sc.counts[0]:,} arcs scored (punct and root are not)"
-           + (f"; {skipped:,} sentence{'s' * (skipped != 1)} left out (over 128 pieces, or a "
-              "word the tokenizer drops)" if skipped else "")
-           + ". Each head predicts a word's head as the word it attends to most "
-             "(dependent->head) or the word that attends to it most (head<-dependent), on "
-             "word-level maps without [CLS]/[SEP]. Baseline: the best fixed offset (−3…+3).")
+note(f"{sc.used:,} sentences and {sc.counts[0]:,} arcs scored (punct and root are not)"
+     + (f"; {skipped:,} sentence{'s' * (skipped != 1)} left out (over 128 pieces, or a word the "
+        "tokenizer drops)" if skipped else "")
+     + ". Each head predicts a word's head as the word it attends to most (dependent->head) or "
+       "the word that attends to it most (head<-dependent), on word-level maps without "
+       "[CLS]/[SEP]. Baseline: the best fixed offset (−3…+3).",
+     f"{sc.used:,} sentences, {sc.counts[0]:,} arcs · each head's accuracy, ○ the best.",
+     where=row[1])
 if not reported:
     st.info(f"No relation has {min_arcs} arcs in this treebank; lower the number above.",
             icon=style.ICON_TREE)
     st.stop()
-st.dataframe(relation_table(sc, reported), hide_index=True, key="wh_table")
+table = relation_table(sc, reported)
+if not presenting():
+    st.dataframe(table, hide_index=True, key="wh_table")
 acc = sc.accuracy()[reported]  # (R, L, H, 2)
+title = (f"Every head × every relation on {'the hand-made sample' if sample else tb_name}: "
+         "accuracy in the better direction, ○ the best head")
 plot(st, fg.relation_matrix_figure(
     acc.max(-1).transpose(1, 2, 0), [sc.relations[r] for r in reported], sc.counts[reported],
     np.array(DIRECTIONS, dtype=object)[acc.argmax(-1)].transpose(1, 2, 0),
-    best=[sc.best(r)[:2] for r in reported],
-    title=f"Every head × every relation on {'the hand-made sample' if sample else tb_name}: "
-          "accuracy in the better direction, ○ the best head"),
-    key="wh_matrix", config={"displayModeBar": False})
+    best=[sc.best(r)[:2] for r in reported], title="" if presenting() else title,
+    across=presenting()),
+    room=MATRIX_ROOM, key="wh_matrix", config={"displayModeBar": False})
+if presenting():
+    st.dataframe(table, hide_index=True, key="wh_table")
 
 sentence_section(name, bert, sc, reported, sentences, text)
 norms_section(name, key, sentences)

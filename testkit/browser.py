@@ -118,3 +118,47 @@ def wait_for_explorer(page, tokens, heads: int, timeout_ms: int = 60_000):
 def box_of(page, key: str):
     """The bounding box of a keyed chart or component."""
     return page.locator(f".st-key-{key}").first.bounding_box()
+
+
+# Any page settled with these elements drawn ({key: kind}): the script run is over (the app's
+# data-test-script-state; the running-man icon is not shown in every layout), no lazily loaded
+# element is still a skeleton, nothing is stale from a previous run, every plotly chart of the
+# page is laid out, and each keyed element is drawn: "plotly" a laid-out chart, "component" the
+# attention component's host marked data-drawn, "table" a table with rows, "shown" any element
+# with a size. Then the elements' boxes and the page's height must stay the same over three
+# polls in a row (a rerun or a late chart moves them).
+SETTLED = """([keys, kinds]) => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  if (!app || app.dataset.testScriptState !== 'notRunning') return false;
+  if (document.querySelector('[data-testid="stSkeleton"], [data-testid="stSkeletonElement"], '
+                             + '[data-testid="stAppSkeleton"], [data-stale="true"]'))
+    return false;
+  const main = document.querySelector('[data-testid="stMain"]');
+  if (!main) return false;
+  const laidOut = gd => !!(gd._fullLayout && gd.querySelector('.main-svg'));
+  if (![...document.querySelectorAll('.js-plotly-plot')].every(laidOut)) return false;
+  const boxes = [];
+  for (let i = 0; i < keys.length; i++) {
+    const el = document.querySelector('.st-key-' + keys[i]);
+    if (!el) return false;
+    const kind = kinds[i];
+    if (kind === 'plotly') {
+      const gd = el.querySelector('.js-plotly-plot');
+      if (!gd || !laidOut(gd)) return false;
+    } else if (kind === 'component' && !el.querySelector('[data-drawn]')) return false;
+    else if (kind === 'table' && !el.querySelector('table tbody tr')) return false;
+    const r = el.getBoundingClientRect();
+    if (!(r.width > 0 && r.height > 0)) return false;
+    boxes.push([r.x, r.y, r.width, r.height].map(Math.round).join(','));
+  }
+  const now = boxes.join(' ') + ' ' + main.scrollHeight;
+  window.__settledSeen = window.__settledLast === now ? (window.__settledSeen || 0) + 1 : 0;
+  window.__settledLast = now;
+  return window.__settledSeen >= 2;
+}"""
+
+
+def wait_settled(page, elements: dict, timeout_ms: int = 90_000):
+    """Until the page has settled with these elements ({key: kind}, see SETTLED) drawn."""
+    page.wait_for_function(SETTLED, arg=[list(elements), list(elements.values())],
+                           polling=100, timeout=timeout_ms)

@@ -54,15 +54,17 @@ class Page:
         share.refresh()  # the copy-link box without the parameters just dropped
         return pending
 
-    @staticmethod
-    def heading(title: str, intro: str):
-        """The page's title and its one-line intro (markdown, our own text). On a projector one
-        caption line (the top navigation already names the page), so the figure fits."""
-        if presenting():
-            st.caption(f"**{title}** · {intro}")
+    def heading(self, title: str, intro: str, where=st, compact: bool = False):
+        """The page's title and its one-line intro (markdown, our own text), in `where` (st or
+        a column). On a projector one caption line, cut with an ellipsis where it is longer
+        than the screen is wide (style.PRESENT_CSS; the top navigation already names the
+        page), so the figure fits. compact: that one line everywhere (a page whose first
+        screen is full, as the Explorer's)."""
+        if presenting() or compact:
+            where.container(key=f"{self.prefix}_heading").caption(f"**{title}** · {intro}")
         else:
-            st.header(title)
-            st.caption(intro)
+            where.header(title)
+            where.caption(intro)
 
 
 def keep_widgets():

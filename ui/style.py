@@ -37,10 +37,13 @@ LABEL_COLOURS = {p.short: p.colour for p in PATTERNS}
 # Constant CSS: less empty space above the page, so the per-head grid and the single-head maps
 # fit one 1280x800 screen; in presentation mode, larger text everywhere (Streamlit sizes its
 # text in rem) and charts PROJECTOR_SCALE times larger (presentation.plot). The top navigation
-# bar is ~75 px high at 20 px text: the page starts below it.
+# bar is 75 px high at 20 px text: the page starts 10 px below it (4.25rem). A page's heading
+# (ui.page, a container keyed <prefix>_heading) is one line there, cut with an ellipsis.
 PAGE_CSS = "<style>[data-testid='stMainBlockContainer']{padding:2rem 2rem 2rem 2rem}</style>"
 PRESENT_CSS = ("<style>html{font-size:20px}"
-               "[data-testid='stMainBlockContainer']{padding-top:5rem}</style>")
+               "[data-testid='stMainBlockContainer']{padding-top:4.25rem}"
+               "[class*='_heading'] [data-testid='stCaptionContainer'] p{white-space:nowrap;"
+               "overflow:hidden;text-overflow:ellipsis}</style>")
 PROJECTOR_SCALE = 1.35
 
 # Alert icons: Material symbols, bundled with Streamlit (emoji render as boxes where no emoji

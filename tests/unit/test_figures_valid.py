@@ -30,6 +30,12 @@ BUILDERS = {
     "relation_matrix": lambda: figures.relation_matrix_figure(
         maps(2, 3, 4), ["all", "det", "<b>", "obj"], [9, 5, 3, 1],
         np.full((2, 3, 4), "dependent->head", dtype=object), best=[(0, 0)] * 4, title="t"),
+    "relation_matrix_across": lambda: figures.relation_matrix_figure(
+        maps(2, 3, 4), ["all", "det", "<b>", "obj"], [9, 5, 3, 1],
+        np.full((2, 3, 4), "dependent->head", dtype=object), best=[(0, 0)] * 4, across=True),
+    "projector_cut_square": lambda: figures.for_projector(figures.atlas_figure(
+        maps(2, 3, 6, 6), LABELS, np.full((2, 3), "het", dtype=object)), 1.35, max_height=300,
+        square=True),
     "arcs": lambda: figures.arcs_figure(LABELS[1:5], [(0, 1), (2, 1)],
                                         [(0, 1, "nsubj"), (1, -1, "root"), (2, 1, "obj"),
                                          (3, 2, "det")], title="t", relation="obj"),
@@ -74,3 +80,18 @@ def test_projector_scales_every_font_once_and_leaves_the_figure_alone():
     for a, b in zip(before["annotations"], after["annotations"]):
         assert b["font"]["size"] == round(a["font"]["size"] * 1.35, 1)
     assert json.loads(pio.to_json(fig, validate=False))["layout"] == before
+
+
+def test_projector_cuts_a_tall_figure_to_its_room_and_keeps_square_cells():
+    """max_height: the enlarged height, at most the room (a figure without a height gets the
+    room); square: the plot's y axis anchored to x, its domain shrunk, not its range."""
+    fig = figures.heatmap(maps(6, 6), LABELS, height=420)  # 420 * 1.35 = 567 enlarged
+    assert figures.for_projector(fig, 1.35).layout.height == 567
+    assert figures.for_projector(fig, 1.35, max_height=800).layout.height == 567
+    cut = figures.for_projector(fig, 1.35, max_height=400, square=True).layout
+    assert cut.height == 400 and cut.yaxis.scaleanchor == "x" and cut.xaxis.constrain == "domain"
+    assert figures.for_projector(fig, 1.35, max_height=400).layout.yaxis.scaleanchor is None
+    bare = figure([dict(type="bar", x=[1], y=[1])], {})
+    assert figures.for_projector(bare, 1.35).layout.height is None
+    assert figures.for_projector(bare, 1.35, max_height=300).layout.height == 300
+    assert fig.layout.height == 420  # the original is left alone

@@ -47,6 +47,29 @@ def test_relation_matrix():
     assert list(heat.x) == ["all (9)", "det (5)", "&lt;x&gt; (3)", "obj (1)"]
     assert list(heat.y) == ["L1 H1", "L1 H2", "L1 H3", "L2 H1", "L2 H2", "L2 H3"]
     assert list(rings.y) == ["L1 H1", "L2 H3", "L1 H2", "L2 H1"]
+    assert heat.customdata[5][3].tolist() == ["L2 H3", "dependent-&gt;head", "obj (1)"]
+
+
+def test_relation_matrix_across_puts_the_heads_along_x():
+    """A projector's form: relations down, heads across with one tick per layer; the same cells,
+    rings and hover (head, direction, relation) as the upright matrix."""
+    acc = np.random.default_rng(1).random((2, 3, 4))  # (L, H, R)
+    dirs = np.array(["dependent->head", "head<-dependent"], dtype=object)[
+        np.random.default_rng(2).integers(0, 2, (2, 3, 4))]
+    best = [(0, 0), (1, 2), (0, 1), (1, 0)]
+    args = (acc, ["all", "det", "<x>", "obj"], [9, 5, 3, 1], dirs)
+    upright, _ = figures.relation_matrix_figure(*args, best=best).data
+    heat, rings = figures.relation_matrix_figure(*args, best=best, across=True).data
+    np.testing.assert_allclose(np.asarray(heat.z), acc.reshape(6, 4).T, rtol=1e-6)
+    assert list(heat.x) == ["L1 H1", "L1 H2", "L1 H3", "L2 H1", "L2 H2", "L2 H3"]
+    assert list(heat.y) == ["all (9)", "det (5)", "&lt;x&gt; (3)", "obj (1)"]
+    assert list(rings.x) == ["L1 H1", "L2 H3", "L1 H2", "L2 H1"] and rings.y == heat.y
+    for r in range(4):
+        for h in range(6):
+            assert list(heat.customdata[r][h]) == list(upright.customdata[h][r])
+    fig = figures.relation_matrix_figure(*args, best=best, across=True)
+    assert list(fig.layout.xaxis.tickvals) == ["L1 H1", "L2 H1"]
+    assert list(fig.layout.xaxis.ticktext) == ["L1", "L2"]
 
 
 def test_qk_scatter_points_and_hover():

@@ -16,35 +16,59 @@ from .base import centred_title, figure
 RIGHT, WRONG, UNKNOWN, GOLD = "#2ca02c", "#d62728", "#1f77b4", "#7f7f7f"
 
 
-def relation_matrix_figure(acc, relations, counts, directions, best=None, title="") -> object:
+def relation_matrix_figure(acc, relations, counts, directions, best=None, title="",
+                           across=False) -> object:
     """Every head's accuracy on every relation: acc (L, H, R) in its better direction,
     directions (L, H, R) of direction names, counts (R,) arcs. Rows are heads (L1 H1 first),
-    columns relations. best: R (layer, head) pairs from 0 to mark with a ring."""
+    columns relations. best: R (layer, head) pairs from 0 to mark with a ring. across: the
+    heads across and the relations down (a wide screen: a projector), each layer's first head
+    ticked with the layer's name and a white line between layers."""
     acc = np.asarray(acc, dtype=np.float32)
     L, H, R = acc.shape
     names = head_names(L, H)
     rels = label_list(f"{r} ({n})" for r, n in zip(relations, counts))
     custom = np.stack([np.repeat(np.array(names, dtype=object)[:, None], R, axis=1),
                        np.array(label_list(np.ravel(directions)), dtype=object)
-                       .reshape(L * H, R)], axis=-1)
-    data = [dict(type="heatmap", z=acc.reshape(L * H, R), x=rels, y=names, zmin=0, zmax=1,
-                 colorscale=ACCURACY_SCALE, customdata=custom, xgap=1,
+                       .reshape(L * H, R),
+                       np.repeat(np.array(rels, dtype=object)[None, :], L * H, axis=0)],
+                      axis=-1)  # (L*H, R, 3): head, direction, relation
+    z = acc.reshape(L * H, R)  # (L*H, R)
+    rings = [] if best is None else [names[layer * H + head] for layer, head in best]
+    heads_axis = dict(type="category", fixedrange=True)
+    rels_axis = dict(type="category", fixedrange=True)
+    if across:  # (R, L*H): heads along x, one tick per layer
+        z, custom = z.T, custom.transpose(1, 0, 2)
+        x, y, ring_x, ring_y = names, rels, rings, rels
+        heads_axis.update(range=[-0.5, L * H - 0.5], tickmode="array", tickvals=names[::H],
+                          ticktext=[f"L{i + 1}" for i in range(L)])
+        rels_axis.update(autorange="reversed")
+        xaxis, yaxis = heads_axis, rels_axis
+        height, margin = 110 + 26 * R, dict(l=10, r=10, t=40 if title else 10, b=30)
+        shapes = [dict(type="line", xref="x", yref="paper", x0=i * H - 0.5, x1=i * H - 0.5,
+                       y0=0, y1=1, line=dict(color="white", width=3)) for i in range(1, L)]
+    else:
+        x, y, ring_x, ring_y = rels, names, rels, rings
+        rels_axis.update(side="top", tickangle=-45)
+        heads_axis.update(autorange="reversed", tickfont=dict(size=9))
+        xaxis, yaxis = rels_axis, heads_axis
+        height, margin = int(np.clip(100 + 9 * L * H, 360, 1500)), dict(l=70, r=10, t=150, b=10)
+        shapes = []
+    data = [dict(type="heatmap", z=z, x=x, y=y, zmin=0, zmax=1,
+                 colorscale=ACCURACY_SCALE, customdata=custom, xgap=0 if across else 1,
+                 ygap=1 if across else 0,
                  colorbar=dict(title=dict(text="accuracy"), thickness=10),
-                 hovertemplate="%{customdata[0]} · %{x}: %{z:.3f} (%{customdata[1]})"
-                               "<extra></extra>")]
+                 hovertemplate="%{customdata[0]} · %{customdata[2]}: %{z:.3f} "
+                               "(%{customdata[1]})<extra></extra>")]
     if best is not None:
-        data.append(dict(type="scatter", mode="markers", x=rels,
-                         y=[names[layer * H + head] for layer, head in best],
+        data.append(dict(type="scatter", mode="markers", x=ring_x, y=ring_y,
                          marker=dict(symbol="circle-open", size=11, color="white",
                                      line=dict(width=2)),
                          hoverinfo="skip", showlegend=False, name="best"))
-    layout = dict(title=dict(text=label(title), x=0, y=0.995, yanchor="top",
-                             font=dict(size=14)), font=FONT,
-                  height=int(np.clip(100 + 9 * L * H, 360, 1500)),
-                  margin=dict(l=70, r=10, t=150, b=10),
-                  xaxis=dict(type="category", side="top", tickangle=-45, fixedrange=True),
-                  yaxis=dict(type="category", autorange="reversed", fixedrange=True,
-                             tickfont=dict(size=9)))
+    layout = dict(title=dict(text=label(title) if title else "", x=0, y=0.995, yanchor="top",
+                             font=dict(size=14)), font=FONT, height=height, margin=margin,
+                  xaxis=xaxis, yaxis=yaxis)
+    if shapes:
+        layout["shapes"] = shapes
     return figure(data, layout)
 
 

@@ -56,8 +56,9 @@ def _tile_figure(maps, tokens, names, row_ticks, col_ticks, title, gx, gy, heigh
                      range=[-0.5, C * (n + gx) - gx - 0.5])
     fig.update_yaxes(tickvals=[r * (n + gy) + gy + (n - 1) / 2 for r in range(R)],
                      ticktext=row_ticks, autorange="reversed", showgrid=False, zeroline=False)
-    fig.update_layout(title=dict(text=label(title), x=0, font=dict(size=14)), height=height,
-                      margin=dict(l=40, r=10, t=80, b=10), plot_bgcolor="white")
+    fig.update_layout(title=dict(text=label(title) if title else "", x=0, font=dict(size=14)),
+                      height=height, margin=dict(l=40, r=10, t=80 if title else 40, b=10),
+                      plot_bgcolor="white")  # t=40: room for the heads' ticks alone
     return fig
 
 
