@@ -157,7 +157,8 @@ if presenting():  # the heading above the switches: the maps keep the screen's h
     PAGE.heading(*TITLE, where=right)
     c3, c4, c6 = right.columns(3)
 else:
-    c1, c2, c5, c3, c4, c6 = st.columns([3, 2, 2.2, 1.5, 1.5, 1.5], vertical_alignment="bottom")
+    # the switches get the room their labels need (a cut label reads "Who…")
+    c1, c2, c5, c3, c4, c6 = st.columns([2.4, 1.6, 1.9, 2.1, 2.5, 1.9], vertical_alignment="bottom")
 if L > 1:
     layer = c1.slider("Layer", 1, L, key="ex_layer") - 1
 else:  # a slider needs two values
@@ -174,7 +175,7 @@ word_level = c3.toggle("Whole words", key="ex_words",
                             "to a word is summed over its pieces, attention from it averaged.")
 hide_special = c4.toggle("Hide [CLS]/[SEP]", key="ex_nospecial",
                          help="Drop the special tokens and renormalise each row to sum to 1.")
-by_norm = c6.toggle("By norm ‖αf(x)‖", key="ex_norms",
+by_norm = c6.toggle("By norm", key="ex_norms",
                     help="Kobayashi et al. 2020: how much of each token's vector reaches the "
                          "token that looks, through the head: ‖α f(x)‖, the weight times the "
                          "norm of the token's transformed value vector f(x) = (x W_V + b_V) W_O "
