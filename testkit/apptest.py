@@ -139,6 +139,11 @@ def click(at, key: str, event: str, value):
     return at._run(states)
 
 
+def selectbox(at, label: str):
+    """The page's selectbox with this label (the first one)."""
+    return next(s for s in at.selectbox if s.label == label)
+
+
 def array(v) -> np.ndarray:
     return np.asarray(v, dtype=np.float64)
 

@@ -93,3 +93,12 @@ def hf_norm_maps(hf, input_ids, token_type_ids=None):
                 per_head.append(weighted.norm(dim=-1))  # (T, T)
             maps.append(torch.stack(per_head))
         return torch.stack(maps)  # (L, H, T, T)
+
+
+def hf_mlm_run(model, ids, types):
+    """transformers' masked-LM on one encoded text: (probabilities (T, V), maps (L, H, T, T))."""
+    import torch
+
+    with torch.no_grad():
+        out = model(input_ids=ids[None], token_type_ids=types[None], output_attentions=True)
+    return out.logits[0].softmax(-1), torch.stack(out.attentions)[:, 0].numpy()  # (L, H, T, T)

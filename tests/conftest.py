@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from testkit.models import save_tiny_bert
+from testkit.models import hf_mlm_reference, save_tiny_bert, save_tiny_mlm_bert
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never download
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -65,6 +65,40 @@ def tiny(tiny_dir):
     import mha_core
 
     return mha_core.load_bert(str(tiny_dir))
+
+
+MLM_NAME = "tiny-mlm"  # the name tests offer a tiny masked-LM checkpoint under
+
+
+@pytest.fixture(scope="module")
+def mlm_dir(request, tmp_path_factory) -> Path:
+    """A tiny masked-LM BERT with a real tokenizer, saved once per module; the module's
+    MLM_SEED (default 0) picks its weights."""
+    seed = getattr(request.module, "MLM_SEED", 0)
+    return save_tiny_mlm_bert(tmp_path_factory.mktemp("mlm") / MLM_NAME, seed=seed)
+
+
+@pytest.fixture(scope="module")
+def mlm(mlm_dir):
+    import mha_core
+
+    return mha_core.load_bert(str(mlm_dir))
+
+
+@pytest.fixture(scope="module")
+def hf_mlm(mlm_dir):
+    """transformers' BertForMaskedLM (eager) on the same checkpoint: the reference."""
+    return hf_mlm_reference(mlm_dir)
+
+
+@pytest.fixture
+def offered_mlm(request, mlm_dir, monkeypatch) -> str:
+    """The tiny masked-LM checkpoint offered to the app (HEADSCOPE_MODELS); its name, which
+    carries the seed: the app's caches are keyed by model name, and one test process runs
+    modules with different seeds."""
+    name = f"{MLM_NAME}-{getattr(request.module, 'MLM_SEED', 0)}"
+    monkeypatch.setenv("HEADSCOPE_MODELS", f"{name}={mlm_dir}")
+    return name
 
 
 @pytest.fixture(scope="session")

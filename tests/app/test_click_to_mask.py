@@ -6,10 +6,7 @@ ids through word-level views, hidden [CLS]/[SEP] and the token window; the predi
 difference grid against transformers' BertForMaskedLM."""
 
 import numpy as np
-import pytest
-import torch
 
-import mha_core
 from testkit.apptest import (
     array,
     axis_tokens,
@@ -18,45 +15,17 @@ from testkit.apptest import (
     component,
     messages,
     open_app,
+    selectbox,
     survives,
 )
-from testkit.models import hf_mlm_reference, save_tiny_mlm_bert
+from testkit.models import hf_mlm_run
 from ui import style
 from ui.attention import unpack
 
-NAME = "tiny-mlm"
 A, B = "the zebra sat on the mat .", "i saw the man ."
 
 
-@pytest.fixture(scope="module")
-def mlm_dir(tmp_path_factory):
-    return save_tiny_mlm_bert(tmp_path_factory.mktemp("click-mlm") / "tiny-mlm", seed=11)
-
-
-@pytest.fixture(scope="module")
-def mlm(mlm_dir):
-    return mha_core.load_bert(str(mlm_dir))
-
-
-@pytest.fixture(scope="module")
-def hf(mlm_dir):
-    return hf_mlm_reference(mlm_dir)
-
-
-@pytest.fixture
-def offered(mlm_dir, monkeypatch):
-    monkeypatch.setenv("HEADSCOPE_MODELS", f"{NAME}={mlm_dir}")
-    return NAME
-
-
-def selectbox(at, label):
-    return next(s for s in at.selectbox if s.label == label)
-
-
-def hf_run(hf, ids, types):
-    with torch.no_grad():
-        out = hf(input_ids=ids[None], token_type_ids=types[None], output_attentions=True)
-    return out.logits[0].softmax(-1), torch.stack(out.attentions)[:, 0].numpy()
+MLM_SEED = 11  # the tiny masked-LM checkpoint's weights (tests/conftest.py mlm_dir)
 
 
 def shown_words_by_hand(mlm, text, pair):
@@ -74,19 +43,19 @@ def shown_words_by_hand(mlm, text, pair):
     return groups
 
 
-def masked_by_hand(mlm, hf, text, pair, pos):
+def masked_by_hand(mlm, hf_mlm, text, pair, pos):
     """transformers' top-5 at `pos` with that token masked, and (masked - original) maps."""
     enc = mlm.encode(text, pair)
     ids = enc.input_ids.clone()
     ids[pos] = mlm.tokenizer.mask_token_id
-    probs, after = hf_run(hf, ids, enc.token_type_ids)
-    _, before = hf_run(hf, enc.input_ids, enc.token_type_ids)
+    probs, after = hf_mlm_run(hf_mlm, ids, enc.token_type_ids)
+    _, before = hf_mlm_run(hf_mlm, enc.input_ids, enc.token_type_ids)
     top = probs[pos].topk(5)
     return mlm.tokenizer.convert_ids_to_tokens(top.indices), top.values.numpy(), after - before
 
 
-def test_a_click_on_a_word_label_masks_its_first_piece(offered, mlm, hf):
-    at = open_app("explorer", model=offered, text=A, pair=B, words="1", nospecial="1")
+def test_a_click_on_a_word_label_masks_its_first_piece(offered_mlm, mlm, hf_mlm):
+    at = open_app("explorer", model=offered_mlm, text=A, pair=B, words="1", nospecial="1")
     survives(at)
     groups = shown_words_by_hand(mlm, A, B)
     grid = component(at, "ex_grid")
@@ -98,7 +67,7 @@ def test_a_click_on_a_word_label_masks_its_first_piece(offered, mlm, hf):
     pos = groups[1][0]
     assert len(groups[1]) > 1 and mlm.encode(A, B).tokens[pos] == "z"
     assert selectbox(at, "Word to mask").value == pos
-    tokens, probs, diff = masked_by_hand(mlm, hf, A, B, pos)
+    tokens, probs, diff = masked_by_hand(mlm, hf_mlm, A, B, pos)
     bars = chart(at, "ex_mask_predictions")["data"][0]
     assert axis_tokens(bars["y"]) == tokens
     np.testing.assert_allclose(array(bars["x"]), probs, atol=1e-5)
@@ -116,8 +85,8 @@ def test_a_click_on_a_word_label_masks_its_first_piece(offered, mlm, hf):
     assert [t.split("TV ")[1] for t in d["titles"]] == [f"{x:.2f}" for x in tv[layer]]
 
 
-def test_a_click_on_a_head_of_the_difference_grid_compares_it(offered, mlm, hf):
-    at = open_app("explorer", model=offered, text=A)
+def test_a_click_on_a_head_of_the_difference_grid_compares_it(offered_mlm, mlm, hf_mlm):
+    at = open_app("explorer", model=offered_mlm, text=A)
     pos = mlm.encode(A).tokens.index("mat")
     click(at, "ex_grid", "token", pos)  # token level: the label's index is the position
     survives(at)
@@ -131,17 +100,17 @@ def test_a_click_on_a_head_of_the_difference_grid_compares_it(offered, mlm, hf):
     assert titles == [f"L{layer + 1} H{other + 1}, original", f"L{layer + 1} H{other + 1}, masked"]
 
 
-def test_a_click_in_a_window_of_tokens_masks_the_token_shown_there(offered, mlm, hf):
+def test_a_click_in_a_window_of_tokens_masks_the_token_shown_there(offered_mlm, mlm, hf_mlm):
     text = "the cat sat on the mat . " * 7  # 49 tokens and [CLS], [SEP]: a window of 40
     tokens = mlm.encode(text).tokens
-    at = open_app("explorer", model=offered, text=text)
+    at = open_app("explorer", model=offered_mlm, text=text)
     window = next(s for s in at.slider if s.label == "Tokens shown in the maps")
     window.set_value((10, 50)).run()
     assert component(at, "ex_grid")["tokens"] == tokens[10:50]
     click(at, "ex_grid", "token", 5)
     survives(at)
     assert selectbox(at, "Word to mask").value == 15
-    _, _, diff = masked_by_hand(mlm, hf, text, None, 15)
+    _, _, diff = masked_by_hand(mlm, hf_mlm, text, None, 15)
     layer = int(at.selectbox(key="ex_mask_head").value.split()[0][1:]) - 1
     d = component(at, "ex_mask_diff")  # 40 tokens around the masked one (here from 0)
     assert d["tokens"] == tokens[:40]
@@ -149,9 +118,9 @@ def test_a_click_in_a_window_of_tokens_masks_the_token_shown_there(offered, mlm,
     assert f"Tokens 0–39 of {len(tokens)}, around the masked one." in messages(at)
 
 
-def test_special_tokens_and_typed_masks_cannot_be_clicked(offered, mlm):
+def test_special_tokens_and_typed_masks_cannot_be_clicked(offered_mlm, mlm):
     text = "the cat [MASK] on the mat ."
-    at = open_app("explorer", model=offered, text=text)
+    at = open_app("explorer", model=offered_mlm, text=text)
     tokens = mlm.encode(text).tokens
     want = [t not in ("[CLS]", "[SEP]", "[MASK]") for t in tokens]
     assert component(at, "ex_grid")["maskable"] == want
@@ -163,8 +132,8 @@ def test_special_tokens_and_typed_masks_cannot_be_clicked(offered, mlm):
     assert "cannot be masked" not in messages(at)
 
 
-def test_a_click_on_a_token_of_the_head_view_masks_it(offered, mlm, hf):
-    at = open_app("head_view", model=offered, text=A, pair=B, words="1", nospecial="1")
+def test_a_click_on_a_token_of_the_head_view_masks_it(offered_mlm, mlm, hf_mlm):
+    at = open_app("head_view", model=offered_mlm, text=A, pair=B, words="1", nospecial="1")
     survives(at)
     groups = shown_words_by_hand(mlm, A, B)
     p = component(at, "hv_lines")
@@ -173,7 +142,7 @@ def test_a_click_on_a_token_of_the_head_view_masks_it(offered, mlm, hf):
     survives(at)
     pos = groups[1][0]
     assert selectbox(at, "Word to mask").value == pos
-    tokens, probs, diff = masked_by_hand(mlm, hf, A, B, pos)
+    tokens, probs, diff = masked_by_hand(mlm, hf_mlm, A, B, pos)
     bars = chart(at, "hv_mask_predictions")["data"][0]
     assert axis_tokens(bars["y"]) == tokens
     np.testing.assert_allclose(array(bars["x"]), probs, atol=1e-5)

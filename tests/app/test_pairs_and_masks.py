@@ -10,48 +10,27 @@ import numpy as np
 import pytest
 import torch
 
-import mha_core
-from testkit.apptest import array, axis_tokens, chart, component, messages, open_app, survives
-from testkit.models import hf_mlm_reference, save_tiny_mlm_bert
+from testkit.apptest import (
+    array,
+    axis_tokens,
+    chart,
+    component,
+    messages,
+    open_app,
+    selectbox,
+    survives,
+)
+from testkit.models import hf_mlm_run
 from ui.sidebar import EXAMPLES
 
-NAME = "tiny-mlm"
 A, B = "the cat sat on the mat .", "i saw the man with a telescope ."
 
 
-@pytest.fixture(scope="module")
-def mlm_dir(tmp_path_factory):
-    return save_tiny_mlm_bert(tmp_path_factory.mktemp("app-mlm") / "tiny-mlm", seed=5)
-
-
-@pytest.fixture(scope="module")
-def mlm(mlm_dir):
-    return mha_core.load_bert(str(mlm_dir))
-
-
-@pytest.fixture(scope="module")
-def hf(mlm_dir):
-    return hf_mlm_reference(mlm_dir)
-
-
-@pytest.fixture
-def offered(mlm_dir, monkeypatch):
-    monkeypatch.setenv("HEADSCOPE_MODELS", f"{NAME}={mlm_dir}")
-    return NAME
+MLM_SEED = 5  # the tiny masked-LM checkpoint's weights (tests/conftest.py mlm_dir)
 
 
 def ticks(fig, axis="xaxis") -> list:
     return axis_tokens(fig["layout"][axis]["ticktext"])
-
-
-def selectbox(at, label):
-    return next(s for s in at.selectbox if s.label == label)
-
-
-def hf_run(hf, ids, types):
-    with torch.no_grad():
-        out = hf(input_ids=ids[None], token_type_ids=types[None], output_attentions=True)
-    return out.logits[0].softmax(-1), torch.stack(out.attentions)[:, 0].numpy()
 
 
 # --- the pair on every page that reads the sentence --------------------------------------------
@@ -78,9 +57,9 @@ PAIR_PAGES = ["explorer", "all_heads", "head_lab", "inside_mha", "corpus_search"
 
 @pytest.mark.parametrize("page", PAIR_PAGES)
 @pytest.mark.parametrize("typed", [False, True], ids=["two boxes", "typed [SEP]"])
-def test_every_page_reads_the_pair(offered, mlm, page, typed):
+def test_every_page_reads_the_pair(offered_mlm, mlm, page, typed):
     query = dict(text=f"{A} [SEP] {B}") if typed else dict(text=A, pair=B)
-    at = open_app(page, model=offered, **query)
+    at = open_app(page, model=offered_mlm, **query)
     survives(at)
     want = mlm.encode(A, B).tokens
     if page == "corpus_search":  # the token choice lists the words, not [CLS]/[SEP]
@@ -89,14 +68,14 @@ def test_every_page_reads_the_pair(offered, mlm, page, typed):
     assert ("read as the pair separator" in messages(at)) == typed
 
 
-def test_the_link_and_the_presentation_row_carry_the_pair(offered):
-    at = open_app("explorer", model=offered, text=A, pair=B)
+def test_the_link_and_the_presentation_row_carry_the_pair(offered_mlm):
+    at = open_app("explorer", model=offered_mlm, text=A, pair=B)
     assert at.sidebar.text_area(key="pair").value == B and at.query_params["pair"] == B
     at.text_area(key="pair").set_value("the cat sat .").run()
     assert at.query_params["pair"] == "the cat sat ."
     at.text_area(key="pair").set_value("").run()
     assert "pair" not in at.query_params
-    at = open_app("head_lab", model=offered, text=A, pair=B, present="1")
+    at = open_app("head_lab", model=offered_mlm, text=A, pair=B, present="1")
     survives(at)
     assert not at.sidebar.text_area and at.text_area(key="pair").value == B
 
@@ -115,13 +94,13 @@ def test_a_pair_example_fills_both_boxes_and_a_single_one_clears_the_second(bund
 
 # --- masked words on the Explorer ----------------------------------------------------------------
 
-def test_typed_masks_show_transformers_predictions(offered, mlm, hf):
+def test_typed_masks_show_transformers_predictions(offered_mlm, mlm, hf_mlm):
     text, pair = "the cat sat on the [MASK] .", "the [MASK] sat ."
-    at = open_app("explorer", model=offered, text=text, pair=pair)
+    at = open_app("explorer", model=offered_mlm, text=text, pair=pair)
     survives(at)
     assert "typed in both sentences" in messages(at)
     enc = mlm.encode(text, pair)
-    probs, _ = hf_run(hf, enc.input_ids, enc.token_type_ids)
+    probs, _ = hf_mlm_run(hf_mlm, enc.input_ids, enc.token_type_ids)
     for i, t in enumerate(enc.masks):
         fig = chart(at, f"ex_mask_typed_{i}")
         top = probs[t].topk(5)
@@ -130,8 +109,8 @@ def test_typed_masks_show_transformers_predictions(offered, mlm, hf):
         np.testing.assert_allclose(array(fig["data"][0]["x"]), top.values.numpy(), atol=1e-5)
 
 
-def test_masking_a_word_shows_predictions_and_how_every_head_moved(offered, mlm, hf):
-    at = open_app("explorer", model=offered, text=A, pair=B)
+def test_masking_a_word_shows_predictions_and_how_every_head_moved(offered_mlm, mlm, hf_mlm):
+    at = open_app("explorer", model=offered_mlm, text=A, pair=B)
     enc = mlm.encode(A, B)
     pos = enc.tokens.index("mat")
     box = selectbox(at, "Word to mask")
@@ -140,8 +119,8 @@ def test_masking_a_word_shows_predictions_and_how_every_head_moved(offered, mlm,
     survives(at)
     ids = enc.input_ids.clone()
     ids[pos] = mlm.tokenizer.mask_token_id
-    probs, masked_att = hf_run(hf, ids, enc.token_type_ids)
-    _, original_att = hf_run(hf, enc.input_ids, enc.token_type_ids)
+    probs, masked_att = hf_mlm_run(hf_mlm, ids, enc.token_type_ids)
+    _, original_att = hf_mlm_run(hf_mlm, enc.input_ids, enc.token_type_ids)
     bars = chart(at, "ex_mask_predictions")["data"][0]
     top = probs[pos].topk(5)
     assert axis_tokens(bars["y"]) == mlm.tokenizer.convert_ids_to_tokens(top.indices)
@@ -169,25 +148,25 @@ def test_the_bundled_model_says_what_predictions_need(bundled):
 
 # --- the Head lab's masked-word importance -------------------------------------------------------
 
-def test_head_lab_ranks_heads_by_the_masked_words_probability(offered, mlm, hf):
+def test_head_lab_ranks_heads_by_the_masked_words_probability(offered_mlm, mlm, hf_mlm):
     text = "the cat [MASK] on the mat ."
-    at = open_app("head_lab", model=offered, text=text)
+    at = open_app("head_lab", model=offered_mlm, text=text)
     survives(at)
     fig = chart(at, "hl_mask_importance")
     enc = mlm.encode(text)
     pos = enc.masks[0]
-    probs, _ = hf_run(hf, enc.input_ids, enc.token_type_ids)
+    probs, _ = hf_mlm_run(hf_mlm, enc.input_ids, enc.token_type_ids)
     target = int(probs[pos].argmax())
     L, H = mlm.config.num_hidden_layers, mlm.config.num_attention_heads
     dk = mlm.config.hidden_size // H
     want = np.zeros((L, H))
     for la in range(L):
         for h in range(H):
-            ref = copy.deepcopy(hf)
+            ref = copy.deepcopy(hf_mlm)
             with torch.no_grad():
                 dense = ref.bert.encoder.layer[la].attention.output.dense
                 dense.weight[:, h * dk:(h + 1) * dk] = 0
-            want[la, h] = float(probs[pos, target] - hf_run(ref, enc.input_ids,
+            want[la, h] = float(probs[pos, target] - hf_mlm_run(ref, enc.input_ids,
                                                             enc.token_type_ids)[0][pos, target])
     np.testing.assert_allclose(array(fig["data"][0]["z"]), want, atol=1e-5)
     target_token = mlm.tokenizer.convert_ids_to_tokens(target)

@@ -10,24 +10,16 @@ from urllib.parse import urlencode
 import pytest
 import torch
 
-import mha_core
 from testkit.browser import no_exception, wait_for_grid
-from testkit.models import hf_mlm_reference, save_tiny_mlm_bert
+from testkit.models import hf_mlm_reference
 from testkit.server import start_app, stop_app
 from tests.browser.conftest import require_chromium
+from tests.conftest import MLM_NAME as NAME
 
-NAME = "tiny-mlm"
 A, B = "the cat sat on the mat .", "i saw the man ."
 
 
-@pytest.fixture(scope="module")
-def mlm_dir(tmp_path_factory):
-    return save_tiny_mlm_bert(tmp_path_factory.mktemp("browser-mlm") / "tiny-mlm", seed=7)
-
-
-@pytest.fixture(scope="module")
-def mlm(mlm_dir):
-    return mha_core.load_bert(str(mlm_dir))
+MLM_SEED = 7  # the tiny masked-LM checkpoint's weights (tests/conftest.py mlm_dir)
 
 
 @pytest.fixture(scope="module")

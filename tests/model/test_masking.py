@@ -9,26 +9,12 @@ import numpy as np
 import pytest
 import torch
 
-import mha_core
 from mha_core.masking import mask_importance, mask_tokens, mask_word, maskable
-from testkit.models import hf_mlm_reference, save_tiny_mlm_bert
 
 TEXT = "the cat sat on the mat ."
 
 
-@pytest.fixture(scope="module")
-def mlm_dir(tmp_path_factory):
-    return save_tiny_mlm_bert(tmp_path_factory.mktemp("masking") / "tiny-mlm", seed=3)
-
-
-@pytest.fixture(scope="module")
-def mlm(mlm_dir):
-    return mha_core.load_bert(str(mlm_dir))
-
-
-@pytest.fixture(scope="module")
-def hf(mlm_dir):
-    return hf_mlm_reference(mlm_dir)
+MLM_SEED = 3  # the tiny masked-LM checkpoint's weights (tests/conftest.py mlm_dir)
 
 
 def tv_np(a, b):
@@ -36,9 +22,9 @@ def tv_np(a, b):
     return 0.5 * np.abs(np.asarray(a, np.float64) - np.asarray(b, np.float64)).sum(-1).mean(-1)
 
 
-def hf_probs(hf, ids, types):
+def hf_probs(hf_mlm, ids, types):
     with torch.no_grad():
-        return hf(input_ids=ids[None], token_type_ids=types[None]).logits[0].softmax(-1)
+        return hf_mlm(input_ids=ids[None], token_type_ids=types[None]).logits[0].softmax(-1)
 
 
 def test_masking_a_token_equals_typing_mask_in_its_place(bundled):
@@ -54,13 +40,13 @@ def test_masking_a_token_equals_typing_mask_in_its_place(bundled):
     assert m.change.max() > 0.01  # masking moved some head: the comparison can fail
 
 
-def test_mask_word_predictions_match_transformers(mlm, hf):
+def test_mask_word_predictions_match_transformers(mlm, hf_mlm):
     enc = mlm.encode(TEXT)
     pos = enc.tokens.index("mat")
     m = mask_word(mlm, TEXT, None, pos, top_k=5)
     ids = enc.input_ids.clone()
     ids[pos] = mlm.tokenizer.mask_token_id
-    probs = hf_probs(hf, ids, enc.token_type_ids)[pos]  # (V,)
+    probs = hf_probs(hf_mlm, ids, enc.token_type_ids)[pos]  # (V,)
     top = probs.topk(5)
     assert [t for t, _ in m.predictions] == mlm.tokenizer.convert_ids_to_tokens(top.indices)
     np.testing.assert_allclose([p for _, p in m.predictions], top.values.numpy(), atol=1e-5)
@@ -86,8 +72,8 @@ def test_special_tokens_cannot_be_masked(mlm):
         mask_tokens(enc, [0], mlm.tokenizer.mask_token_id)
 
 
-def without_head(hf, layer, head):
-    ref = copy.deepcopy(hf)
+def without_head(hf_mlm, layer, head):
+    ref = copy.deepcopy(hf_mlm)
     dk = ref.config.hidden_size // ref.config.num_attention_heads
     with torch.no_grad():
         out = ref.bert.encoder.layer[layer].attention.output.dense
@@ -96,13 +82,13 @@ def without_head(hf, layer, head):
 
 
 @pytest.mark.parametrize("typed", [False, True])
-def test_mask_importance_is_transformers_probability_drop(mlm, hf, typed):
+def test_mask_importance_is_transformers_probability_drop(mlm, hf_mlm, typed):
     L, H = mlm.config.num_hidden_layers, mlm.config.num_attention_heads
     enc = mlm.encode(TEXT)
     pos = enc.tokens.index("sat")
     ids = enc.input_ids.clone()
     ids[pos] = mlm.tokenizer.mask_token_id
-    intact = hf_probs(hf, ids, enc.token_type_ids)[pos]
+    intact = hf_probs(hf_mlm, ids, enc.token_type_ids)[pos]
     if typed:  # the first [MASK] typed; the target is the intact model's top prediction
         got = mask_importance(mlm, "the cat [MASK] on the mat .")
         target = int(intact.argmax())
@@ -112,7 +98,7 @@ def test_mask_importance_is_transformers_probability_drop(mlm, hf, typed):
     assert got.position == pos and got.importance.shape == (L, H)
     assert got.target == mlm.tokenizer.convert_ids_to_tokens(target)
     assert got.p_intact == pytest.approx(float(intact[target]), abs=1e-5)
-    want = np.array([[float(intact[target] - hf_probs(without_head(hf, la, h), ids,
+    want = np.array([[float(intact[target] - hf_probs(without_head(hf_mlm, la, h), ids,
                                                       enc.token_type_ids)[pos, target])
                       for h in range(H)] for la in range(L)])
     np.testing.assert_allclose(got.importance, want, atol=1e-5)

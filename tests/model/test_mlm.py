@@ -11,7 +11,6 @@ from safetensors.torch import load_file, save_file
 
 import mha_core
 from mha_core.loading import CheckpointError
-from testkit.models import hf_mlm_reference, save_tiny_mlm_bert
 
 ATOL = 1e-4
 TEXTS = [("the cat sat on the [MASK] .", None),
@@ -19,24 +18,13 @@ TEXTS = [("the cat sat on the [MASK] .", None),
          ("[MASK] [MASK] flies like an arrow", None)]
 
 
-@pytest.fixture(scope="module")
-def mlm_dir(tmp_path_factory):
-    return save_tiny_mlm_bert(tmp_path_factory.mktemp("mlm") / "tiny-mlm", layers=2, heads=4)
+MLM_SEED = 0  # the tiny masked-LM checkpoint's weights (tests/conftest.py mlm_dir)
 
 
-@pytest.fixture(scope="module")
-def mlm(mlm_dir):
-    return mha_core.load_bert(str(mlm_dir))
-
-
-@pytest.fixture(scope="module")
-def hf(mlm_dir):
-    return hf_mlm_reference(mlm_dir)
-
-
-def hf_logits(hf, enc):
+def hf_logits(model, enc):
     with torch.no_grad():
-        return hf(input_ids=enc.input_ids[None], token_type_ids=enc.token_type_ids[None]).logits[0]
+        return model(input_ids=enc.input_ids[None],
+                     token_type_ids=enc.token_type_ids[None]).logits[0]
 
 
 def our_logits(bert, enc, head_mask=None):
@@ -46,10 +34,10 @@ def our_logits(bert, enc, head_mask=None):
         return bert.model.mlm_logits(out.last_hidden_state)[0]  # (T, V)
 
 
-def without_head(hf, layer, head):
+def without_head(hf_mlm, layer, head):
     """transformers 5 has no head_mask: zero the head's columns of the attention output
     projection (as tests/model/test_parity.py does for BertModel)."""
-    ref = copy.deepcopy(hf)
+    ref = copy.deepcopy(hf_mlm)
     dk = ref.config.hidden_size // ref.config.num_attention_heads
     with torch.no_grad():
         out = ref.bert.encoder.layer[layer].attention.output.dense
@@ -67,27 +55,28 @@ def test_the_checkpoint_is_a_masked_lm_one(mlm_dir, mlm):
 
 
 @pytest.mark.parametrize("text,pair", TEXTS)
-def test_logits_match_transformers(mlm, hf, text, pair):
+def test_logits_match_transformers(mlm, hf_mlm, text, pair):
     enc = mlm.encode(text, pair)
-    torch.testing.assert_close(our_logits(mlm, enc), hf_logits(hf, enc), atol=ATOL, rtol=0)
+    torch.testing.assert_close(our_logits(mlm, enc), hf_logits(hf_mlm, enc), atol=ATOL, rtol=0)
 
 
 @pytest.mark.parametrize("layer,head", [(0, 0), (1, 2)])
-def test_logits_match_with_a_head_switched_off(mlm, hf, layer, head):
+def test_logits_match_with_a_head_switched_off(mlm, hf_mlm, layer, head):
     enc = mlm.encode(*TEXTS[1])
     L, H = mlm.config.num_hidden_layers, mlm.config.num_attention_heads
     mask = torch.ones(L, H)
     mask[layer, head] = 0
     ours = our_logits(mlm, enc, mask)
-    torch.testing.assert_close(ours, hf_logits(without_head(hf, layer, head), enc), atol=ATOL,
+    torch.testing.assert_close(ours, hf_logits(without_head(hf_mlm, layer, head), enc), atol=ATOL,
                                rtol=0)
-    assert (ours - hf_logits(hf, enc)).abs().max() > 1e-3  # the head mattered: the test can fail
+    # the head mattered: the test can fail
+    assert (ours - hf_logits(hf_mlm, enc)).abs().max() > 1e-3
 
 
 @pytest.mark.parametrize("text,pair", TEXTS)
-def test_fill_mask_lists_transformers_own_top_k(mlm, hf, text, pair):
+def test_fill_mask_lists_transformers_own_top_k(mlm, hf_mlm, text, pair):
     enc = mlm.encode(text, pair)
-    probs = hf_logits(hf, enc).softmax(-1)  # (T, V)
+    probs = hf_logits(hf_mlm, enc).softmax(-1)  # (T, V)
     mask_id = mlm.tokenizer.mask_token_id
     positions = [t for t, i in enumerate(enc.input_ids.tolist()) if i == mask_id]
     got = mlm.fill_mask(text, top_k=4, text_pair=pair)
@@ -100,13 +89,13 @@ def test_fill_mask_lists_transformers_own_top_k(mlm, hf, text, pair):
         assert all(a >= b for (_, a), (_, b) in zip(lists, lists[1:]))
 
 
-def test_fill_mask_with_a_head_off_matches_the_zeroed_reference(mlm, hf):
+def test_fill_mask_with_a_head_off_matches_the_zeroed_reference(mlm, hf_mlm):
     text, pair = TEXTS[0]
     mask = torch.ones(2, 4)
     mask[1, 1] = 0
     enc = mlm.encode(text, pair)
     t = enc.masks[0]
-    ref = hf_logits(without_head(hf, 1, 1), enc).softmax(-1)[t].topk(3)
+    ref = hf_logits(without_head(hf_mlm, 1, 1), enc).softmax(-1)[t].topk(3)
     got = mlm.fill_mask(text, top_k=3, head_mask=mask)[0]
     torch.testing.assert_close(torch.tensor([p for _, p in got]), ref.values, atol=1e-5, rtol=0)
 
