@@ -19,6 +19,18 @@ function fitRoom(g) {
   return s.clientHeight - (r.top - sr.top + s.scrollTop) - 8;
 }
 
+// n maps of side `tile`, `cols` to a row, left to right and top to bottom: query labels left
+// of the first column (room), a title above each map, key labels under the last row.
+function tiles(n, cols, tile, { room, titleH, gap }) {
+  const maps = [];
+  for (let i = 0; i < n; i++) {
+    const r = Math.floor(i / cols), c = i % cols;
+    maps.push({ i, x: room + c * (tile + gap), y: titleH + r * (tile + titleH + gap), size: tile,
+      left: c === 0, bottom: i + cols >= n });
+  }
+  return maps;
+}
+
 function gridLayout(g, W) {
   const d = g.data, s = d.scale, G = d.tokens.length;
   const M = g.count, Hn = d.heads, extra = M - Hn;
@@ -30,12 +42,7 @@ function gridLayout(g, W) {
   const side = extra > 0 && W >= 560 ? Math.floor(W * 0.4) : 0;
   const gridW = W - side - (side ? 16 * s : 0);
   const tile = Math.max(40, Math.min(150 * s, Math.floor((gridW - room - (cols - 1) * gap) / cols)));
-  const maps = [];
-  for (let i = 0; i < Hn; i++) {
-    const r = Math.floor(i / cols), c = i % cols;
-    maps.push({ i, x: room + c * (tile + gap), y: titleH + r * (tile + titleH + gap), size: tile,
-      left: c === 0, bottom: i + cols >= Hn });
-  }
+  const maps = tiles(Hn, cols, tile, { room, titleH, gap });
   let h = rows * (tile + titleH + gap) + room;
   const sideTile = side ? Math.max(40, Math.min(side - room - 8, 215 * s)) : tile;
   for (let j = 0; j < extra; j++) {
@@ -64,12 +71,7 @@ function fitLayout(g, W, o) {
     if (!best || tile > best.tile) best = { rows, cols, tile };
   }
   const { rows, cols } = best, tile = Math.max(40, best.tile);
-  const maps = [];
-  for (let i = 0; i < M; i++) {
-    const r = Math.floor(i / cols), c = i % cols;
-    maps.push({ i, x: room + c * (tile + gap), y: titleH + r * (tile + titleH + gap), size: tile,
-      left: c === 0, bottom: i + cols >= M });
-  }
+  const maps = tiles(M, cols, tile, { room, titleH, gap });
   const h = rows * (tile + titleH + gap) + room;
   const legend = { x: room, y: h + 6 * s, w: 160 * s, h: 10 * s };
   return { maps, font, titleH, room, W, H: h + legendH, legend, G };
