@@ -77,11 +77,12 @@ class Bert:
         one text starts sentence B), then cut to max_length (at most the model's limit)."""
         if not isinstance(text, str) or (text_pair is not None and not isinstance(text_pair, str)):
             raise TypeError("text and text_pair must be str")
+        pairs = self.config.takes_pairs
         source = split_pair(text, text_pair, self.tokenizer.sep_token or "[SEP]",
-                            allow_pair=self.config.type_vocab_size >= 2)
-        if source.pair is not None and self.config.type_vocab_size < 2:
-            raise ValueError("this model has one segment type (type_vocab_size 1), so it "
-                             "cannot take a sentence pair")
+                            allow_pair=pairs)
+        if source.pair is not None and not pairs:
+            raise ValueError(f"this model has one segment type (type_vocab_size "
+                             f"{self.config.type_vocab_size}), so it cannot take a sentence pair")
         limit = self.max_length if max_length is None else max(2, min(int(max_length),
                                                                         self.max_length))
         return encode(self.tokenizer, source.text, source.pair, limit, source=source)

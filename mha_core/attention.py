@@ -98,6 +98,19 @@ class MultiHeadSelfAttention(nn.Module):
             qkv = qkv + self.b_qkv[:, None, :, None, :]
         return qkv[0], qkv[1], qkv[2]
 
+    def scores(self, q, k):
+        """Each head's scaled scores before the mask: q, k (B, H, T, K) -> (B, H, T, T).
+        Families with position terms (DeBERTa) add them here."""
+        return (q / math.sqrt(q.size(-1))) @ k.transpose(-2, -1)  # (B, H, T, T)
+
+    def full_mask(self, attention_mask, x):
+        """The additive mask this layer applies: the caller's (B, 1, 1|T, T) or (B, T) of 1/0,
+        and in a local layer (ModernBERT) also its band. None when nothing is masked."""
+        mask = attention_mask
+        if mask is not None and mask.dim() == 2:
+            mask = additive_mask(mask, x.dtype)  # (B, 1, 1, T)
+        return mask
+
     def forward(self, x, attention_mask=None, head_mask=None, return_qkv=False):
         """x: (B, T, D). attention_mask: (B, T) of 1/0 or an additive (B, 1, 1, T).
         head_mask: (H,) or (B, H) of 0/1, for this call only; 0 zeroes that head's weights and
@@ -106,10 +119,13 @@ class MultiHeadSelfAttention(nn.Module):
         Returns (output (B, T, D), probs (B, H, T, T)) and, if return_qkv, also (q, k, v).
         """
         q, k, v = self.project(x)  # (B, H, T, K) each
-        mask = attention_mask
-        if mask is not None and mask.dim() == 2:
-            mask = additive_mask(mask, x.dtype)  # (B, 1, 1, T)
-        ctx, probs = attention(q, k, v, mask)  # (B, H, T, K), (B, H, T, T)
+        mask = self.full_mask(attention_mask, x)
+        if type(self).scores is MultiHeadSelfAttention.scores:
+            ctx, probs = attention(q, k, v, mask)  # (B, H, T, K), (B, H, T, T)
+        else:
+            scores = self.scores(q, k)  # (B, H, T, T)
+            probs = (scores if mask is None else scores + mask).softmax(dim=-1)
+            ctx = probs @ v  # (B, H, T, K)
         if head_mask is not None:
             hm = head_mask.to(probs.dtype)
             hm = hm.view(1, -1, 1, 1) if hm.dim() == 1 else hm.view(hm.size(0), -1, 1, 1)
@@ -122,15 +138,17 @@ class MultiHeadSelfAttention(nn.Module):
         """The same projections read as ONE head of width D:
         softmax((x W_Q + b_Q)(x W_K + b_K)^T / sqrt(D) + mask), returned as (B, T, T).
 
-        Its scores are the sum of the heads' unscaled scores, since Q K^T = sum_h Q_h K_h^T.
+        Its scores are the sum of the heads' unscaled scores, since Q K^T = sum_h Q_h K_h^T
+        (with position terms, DeBERTa's and ModernBERT's rotations included, the same holds:
+        the summed head is the heads' scores summed, scaled by 1 / sqrt(H) more, one softmax).
         """
         q, k, _ = self.project(x)  # (B, H, T, K)
-        q, k = merge_heads(q), merge_heads(k)  # (B, T, D)
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_model)  # (B, T, T)
-        if attention_mask is not None:
-            mask = attention_mask
-            if mask.dim() == 2:
-                mask = additive_mask(mask, x.dtype)  # (B, 1, 1, T)
+        if type(self).scores is MultiHeadSelfAttention.scores:
+            q, k = merge_heads(q), merge_heads(k)  # (B, T, D)
+            scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_model)  # (B, T, T)
+        else:
+            scores = self.scores(q, k).sum(1) / math.sqrt(self.n_heads)  # (B, T, T)
+        mask = self.full_mask(attention_mask, x)
+        if mask is not None:
             scores = scores + mask[:, 0]  # (B, T, T)
         return scores.softmax(dim=-1)  # (B, T, T)
-

@@ -1,6 +1,11 @@
-"""BERT's encoder, from scratch: embeddings, encoder layers, and the model that returns every head.
+"""The encoder of the BERT family, from scratch: embeddings, one layer loop, and the model that
+returns every head. The parts that differ between families are named in the config (read by
+mha_core/families/*.py) and built here: positions, score rule (mha_core.attention for BERT,
+mha_core.disentangled for DeBERTa, mha_core.rotary for ModernBERT), LayerNorm placement,
+feed-forward, shared layers.
 
-Shape letters: B batch, T tokens, D hidden size, H heads, L layers, F feed-forward size.
+Shape letters: B batch, T tokens, D hidden size, E embedding width, H heads, L layers,
+F feed-forward size.
 """
 
 from dataclasses import dataclass
@@ -11,7 +16,7 @@ import torch.nn.functional as F
 
 from .attention import MultiHeadSelfAttention, additive_mask
 from .config import BertConfig
-from .mlm import MaskedLMHead
+from .mlm import MaskedLMHead, ReplacedTokenHead
 
 ACT_FNS = {
     "gelu": F.gelu,  # exact erf GELU, as in the original BERT
@@ -24,42 +29,97 @@ ACT_FNS = {
 }
 
 
+def layer_norm(cfg: BertConfig, width: int | None = None, eps: float | None = None):
+    return nn.LayerNorm(width or cfg.hidden_size, eps=eps or cfg.layer_norm_eps, bias=cfg.bias)
+
+
 class Embeddings(nn.Module):
+    """word (+ position) (+ token type), LayerNorm, then E -> D when E < D (ELECTRA, ALBERT)."""
+
     def __init__(self, cfg: BertConfig):
         super().__init__()
-        self.word = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
-        self.position = nn.Embedding(cfg.max_position_embeddings, cfg.hidden_size)
-        self.token_type = nn.Embedding(cfg.type_vocab_size, cfg.hidden_size)
-        self.norm = nn.LayerNorm(cfg.hidden_size, eps=cfg.layer_norm_eps)
+        E = cfg.embedding_width
+        self.cfg = cfg
+        self.word = nn.Embedding(cfg.vocab_size, E)
+        if cfg.positions != "none":
+            self.position = nn.Embedding(cfg.max_position_embeddings, E)
+        if cfg.type_vocab_size:
+            self.token_type = nn.Embedding(cfg.type_vocab_size, E)
+        self.norm = layer_norm(cfg, E)
+        if E != cfg.hidden_size:
+            self.project = nn.Linear(E, cfg.hidden_size)
 
-    def forward(self, input_ids, token_type_ids):
-        T = input_ids.size(1)
-        pos = torch.arange(T, device=input_ids.device)  # (T,)
-        x = self.word(input_ids) + self.position(pos) + self.token_type(token_type_ids)  # (B, T, D)
-        return self.norm(x)
+    def position_ids(self, input_ids):
+        """(B, T) or (T,): 0..T-1; RoBERTa: pad + 1, pad + 2, ... over real tokens, pad at pads."""
+        if self.cfg.positions == "offset":
+            real = input_ids.ne(self.cfg.pad_token_id).long()  # (B, T)
+            return real.cumsum(dim=1) * real + self.cfg.pad_token_id  # (B, T)
+        return torch.arange(input_ids.size(1), device=input_ids.device)  # (T,)
+
+    def forward(self, input_ids, token_type_ids, attention_mask=None):
+        x = self.word(input_ids)  # (B, T, E)
+        if self.cfg.positions != "none":
+            x = x + self.position(self.position_ids(input_ids))  # (B, T, E)
+        if self.cfg.type_vocab_size:
+            x = x + self.token_type(token_type_ids)  # (B, T, E)
+        x = self.norm(x)
+        if self.cfg.attention == "disentangled" and attention_mask is not None:
+            x = x * attention_mask[..., None].to(x.dtype)  # DeBERTa zeroes padded rows here
+        return self.project(x) if hasattr(self, "project") else x  # (B, T, D)
+
+
+def make_attention(cfg: BertConfig, i: int, mode: str = "wide"):
+    """The score rule of weight layer i."""
+    if cfg.attention == "disentangled":
+        from .disentangled import DisentangledAttention
+        return DisentangledAttention(cfg)
+    if cfg.attention == "rotary":
+        from .rotary import RotaryAttention
+        return RotaryAttention(cfg, i)
+    return MultiHeadSelfAttention(cfg.hidden_size, cfg.num_attention_heads, mode=mode)
 
 
 class EncoderLayer(nn.Module):
-    """Post-LayerNorm BERT layer: x = LN(x + attn(x)); x = LN(x + FFN(x))."""
+    """Post-LN (BERT): x = LN(x + attn(x)); x = LN(x + FFN(x)).
+    Pre-LN (ModernBERT): x = x + attn(LN(x)); x = x + FFN(LN(x)).
+    FFN: act(x W_in) W_out, or GeGLU (act(a) * g) W_out with a, g = the halves of x W_in."""
 
-    def __init__(self, cfg: BertConfig, mode="wide"):
+    def __init__(self, cfg: BertConfig, i: int = 0, mode="wide"):
         super().__init__()
-        self.attn = MultiHeadSelfAttention(cfg.hidden_size, cfg.num_attention_heads, mode=mode)
-        self.attn_norm = nn.LayerNorm(cfg.hidden_size, eps=cfg.layer_norm_eps)
-        self.ffn_in = nn.Linear(cfg.hidden_size, cfg.intermediate_size)
-        self.ffn_out = nn.Linear(cfg.intermediate_size, cfg.hidden_size)
-        self.ffn_norm = nn.LayerNorm(cfg.hidden_size, eps=cfg.layer_norm_eps)
+        D, Fw = cfg.hidden_size, cfg.intermediate_size
+        self.pre_norm, self.glu = cfg.pre_norm, cfg.feed_forward == "geglu"
+        self.attn = make_attention(cfg, i, mode)
+        # ModernBERT's first layer reads the embeddings' norm directly: no attn_norm of its own
+        self.attn_norm = nn.Identity() if cfg.pre_norm and i == 0 else layer_norm(cfg)
+        self.ffn_in = nn.Linear(D, 2 * Fw if self.glu else Fw, bias=cfg.bias)
+        self.ffn_out = nn.Linear(Fw, D, bias=cfg.bias)
+        self.ffn_norm = layer_norm(cfg)
         self.act = ACT_FNS[cfg.hidden_act]
+
+    def attention_input(self, x):
+        """What the attention module reads from this layer's input x (B, T, D)."""
+        return self.attn_norm(x) if self.pre_norm else x
+
+    def feed_forward(self, x):
+        h = self.ffn_in(x)  # (B, T, F) or (B, T, 2F)
+        if self.glu:
+            a, g = h.chunk(2, dim=-1)  # (B, T, F) each
+            return self.ffn_out(self.act(a) * g)  # (B, T, D)
+        return self.ffn_out(self.act(h))  # (B, T, D)
 
     def forward(self, x, mask=None, head_mask=None, attention_only=False):
         """attention_only: stop after the attention block (its maps are all the caller wants
-        from this layer) and return its normalised output without the feed-forward block."""
+        from this layer) and return its output without the feed-forward block."""
+        if self.pre_norm:
+            a, probs = self.attn(self.attn_norm(x), mask, head_mask)  # (B, T, D), (B, H, T, T)
+            x = x + a
+            return (x, probs) if attention_only else (x + self.feed_forward(self.ffn_norm(x)),
+                                                      probs)
         a, probs = self.attn(x, mask, head_mask)  # (B, T, D), (B, H, T, T)
         x = self.attn_norm(x + a)  # (B, T, D)
         if attention_only:
             return x, probs
-        h = self.ffn_out(self.act(self.ffn_in(x)))  # (B, T, F) -> (B, T, D)
-        return self.ffn_norm(x + h), probs
+        return self.ffn_norm(x + self.feed_forward(x)), probs
 
 
 @dataclass(frozen=True)
@@ -70,22 +130,57 @@ class EncoderOutput:
 
 
 class BertModel(nn.Module):
-    """The encoder; with mlm_head=True also the masked-LM head (mlm_logits)."""
+    """The encoder of any supported family; with mlm_head=True also the masked-LM head
+    (mlm_logits), with replaced_head=True ELECTRA's replaced-token head (replaced_logits).
 
-    def __init__(self, cfg: BertConfig, mode="wide", mlm_head=False):
+    Per-layer API: model.layer(i) is the module run as layer i (ALBERT: shared weights), its
+    .attn is callable on that layer's attention input, layer.attention_input(hidden_states[i]).
+    """
+
+    def __init__(self, cfg: BertConfig, mode="wide", mlm_head=False, replaced_head=False):
         super().__init__()
         self.config = cfg
         self.embeddings = Embeddings(cfg)
-        self.layers = nn.ModuleList(EncoderLayer(cfg, mode) for _ in range(cfg.num_hidden_layers))
+        if cfg.attention == "disentangled":
+            from .disentangled import RelativePositions
+            self.relative = RelativePositions(cfg)
+        self.layers = nn.ModuleList(EncoderLayer(cfg, i, mode) for i in range(cfg.n_weight_layers))
+        if cfg.attention == "disentangled":
+            for layer in self.layers:
+                layer.attn.use_positions(self.relative)
+        if cfg.final_norm:
+            self.final_norm = layer_norm(cfg)
         self.mlm = MaskedLMHead(cfg) if mlm_head else None
+        self.replaced = ReplacedTokenHead(cfg) if replaced_head else None
+
+    def layer(self, i: int) -> EncoderLayer:
+        """The module run as layer i (0-based); ALBERT runs the same weights several times."""
+        w = self.config.layer_weights
+        return self.layers[w[i] if w else i]
 
     def mlm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """The masked-LM head on last-layer hidden states: (..., D) -> (..., V). The decoder is
         tied to the word embeddings."""
         if self.mlm is None:
-            raise ValueError("this checkpoint has no masked-LM head (no cls.predictions.* "
-                             "weights), so it cannot predict masked words")
+            raise ValueError("this checkpoint has no masked-LM head, so it cannot predict "
+                             "masked words")
         return self.mlm(hidden, self.embeddings.word.weight)
+
+    def replaced_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """ELECTRA's discriminator: (..., D) -> (...,) logit that the token was replaced."""
+        if self.replaced is None:
+            raise ValueError("this checkpoint has no replaced-token head")
+        return self.replaced(hidden)
+
+    def mask(self, attention_mask, dtype=torch.float32):
+        """The additive mask every layer gets: (B, 1, 1, T) on keys, or DeBERTa's (B, 1, T, T)
+        on query and key; None without an attention mask."""
+        if attention_mask is None:
+            return None
+        if self.config.attention == "disentangled":
+            keep = attention_mask[:, None, :, None] * attention_mask[:, None, None, :]
+            return (1.0 - keep.to(dtype)) * torch.finfo(dtype).min  # (B, 1, T, T)
+        return additive_mask(attention_mask, dtype)  # (B, 1, 1, T)
 
     def forward(self, input_ids, attention_mask=None, head_mask=None, *, token_type_ids=None,
                 output_attentions=True, n_layers=None, maps_only=False):
@@ -97,31 +192,37 @@ class BertModel(nn.Module):
         entries): what a lower layer computes does not depend on the layers above it.
         maps_only=True skips the last layer's feed-forward block, which no map depends on (the
         last hidden state is then that layer's attention-block output): ~1/9 less work on a
-        6-layer model, for callers that want the maps alone (mha_core.syntax)."""
+        6-layer model, for callers that want the maps alone (mha_core.syntax).
+        hidden_states are each layer's input and the model's output (after ModernBERT's final
+        norm, as transformers gives it)."""
         cfg = self.config
-        if input_ids.size(1) > cfg.max_position_embeddings:
+        limit = cfg.max_position_embeddings - (cfg.pad_token_id + 1) * (cfg.positions == "offset")
+        if cfg.positions != "none" and input_ids.size(1) > limit:
+            usable = f", {limit} usable from pad + 1" if limit < cfg.max_position_embeddings else ""
             raise ValueError(f"{input_ids.size(1)} tokens is more than this model's "
-                             f"max_position_embeddings ({cfg.max_position_embeddings})")
-        if token_type_ids is None:
+                             f"max_position_embeddings ({cfg.max_position_embeddings}{usable})")
+        if token_type_ids is None or not cfg.type_vocab_size:
             token_type_ids = torch.zeros_like(input_ids)
         elif token_type_ids.numel() and int(token_type_ids.max()) >= cfg.type_vocab_size:
             raise ValueError(f"token type {int(token_type_ids.max())} is out of range: this "
                              f"model's type_vocab_size is {cfg.type_vocab_size}")
-        x = self.embeddings(input_ids, token_type_ids)  # (B, T, D)
-        mask = additive_mask(attention_mask, x.dtype)  # (B, 1, 1, T) or None
+        x = self.embeddings(input_ids, token_type_ids, attention_mask)  # (B, T, D)
+        mask = self.mask(attention_mask, x.dtype)
         hidden, attns = [x], []
-        run = self.layers[:n_layers]
+        run = range(cfg.num_hidden_layers)[:n_layers]
         last = len(run) - 1
-        for i, layer in enumerate(run):
+        for i in run:
             hm = None if head_mask is None else head_mask[..., i, :]  # (H,) or (B, H)
-            x, probs = layer(x, mask, hm, maps_only and i == last)  # (B, T, D), (B, H, T, T)
+            x, probs = self.layer(i)(x, mask, hm, maps_only and i == last)  # (B,T,D), (B,H,T,T)
             hidden.append(x)
             if output_attentions:
                 attns.append(probs)
+        if cfg.final_norm and not maps_only and n_layers in (None, cfg.num_hidden_layers):
+            x = hidden[-1] = self.final_norm(x)  # (B, T, D)
         return EncoderOutput(x, tuple(hidden), tuple(attns))
 
     def single_heads(self, hidden_states, attention_mask=None):
-        """Each layer's collapsed single head, from that layer's own input: (L, B, T, T)."""
-        mask = additive_mask(attention_mask, hidden_states[0].dtype)
-        return torch.stack([layer.attn.single_head(h, mask)
-                            for layer, h in zip(self.layers, hidden_states)])  # (L, B, T, T)
+        """Each layer's summed head, from that layer's own input: (L, B, T, T)."""
+        mask = self.mask(attention_mask, hidden_states[0].dtype)
+        return torch.stack([self.layer(i).attn.single_head(self.layer(i).attention_input(h), mask)
+                            for i, h in zip(range(self.config.num_hidden_layers), hidden_states)])

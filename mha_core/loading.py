@@ -10,56 +10,23 @@ from pathlib import Path
 import torch
 
 from .bert import BertModel
-from .config import BertConfig, ConfigError
+from .config import BertConfig, ConfigError, read_json
+from .families import Family, family_of
+from .families import bert as _bert
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
-# the next-sentence head and the pooler: not used here (the masked-LM head is: MLM_KEY_TABLE)
-SKIPPED_PREFIXES = ("cls.seq_relationship.", "pooler.")
-# Task heads that fine-tuned checkpoints keep beside `bert.` (sequence/token classification,
-# multiple choice, question answering): not the encoder either
-TASK_HEADS = ("classifier.", "qa_outputs.")
-SKIPPED_SUFFIXES = ("position_ids",)  # a buffer, not a weight
+# Task heads that fine-tuned or pre-training checkpoints keep beside the encoder (sequence/token
+# classification, multiple choice, question answering, next-sentence and sentence-order
+# prediction, poolers): not the encoder, and not a head headscope reads
+TASK_HEADS = ("classifier.", "qa_outputs.", "pre_classifier.", "sop_classifier.",
+              "cls.seq_relationship.", "pooler.", "dropout.")
+SKIPPED_SUFFIXES = ("position_ids", "token_type_ids")  # buffers, not weights
 
-# Hugging Face name -> our name. "{i}" is the layer index. One flat table, nothing hidden.
-KEY_TABLE = {
-    "embeddings.word_embeddings.weight": "embeddings.word.weight",
-    "embeddings.position_embeddings.weight": "embeddings.position.weight",
-    "embeddings.token_type_embeddings.weight": "embeddings.token_type.weight",
-    "embeddings.LayerNorm.weight": "embeddings.norm.weight",
-    "embeddings.LayerNorm.bias": "embeddings.norm.bias",
-    "encoder.layer.{i}.attention.self.query.weight": "layers.{i}.attn.query.weight",
-    "encoder.layer.{i}.attention.self.query.bias": "layers.{i}.attn.query.bias",
-    "encoder.layer.{i}.attention.self.key.weight": "layers.{i}.attn.key.weight",
-    "encoder.layer.{i}.attention.self.key.bias": "layers.{i}.attn.key.bias",
-    "encoder.layer.{i}.attention.self.value.weight": "layers.{i}.attn.value.weight",
-    "encoder.layer.{i}.attention.self.value.bias": "layers.{i}.attn.value.bias",
-    "encoder.layer.{i}.attention.output.dense.weight": "layers.{i}.attn.out.weight",
-    "encoder.layer.{i}.attention.output.dense.bias": "layers.{i}.attn.out.bias",
-    "encoder.layer.{i}.attention.output.LayerNorm.weight": "layers.{i}.attn_norm.weight",
-    "encoder.layer.{i}.attention.output.LayerNorm.bias": "layers.{i}.attn_norm.bias",
-    "encoder.layer.{i}.intermediate.dense.weight": "layers.{i}.ffn_in.weight",
-    "encoder.layer.{i}.intermediate.dense.bias": "layers.{i}.ffn_in.bias",
-    "encoder.layer.{i}.output.dense.weight": "layers.{i}.ffn_out.weight",
-    "encoder.layer.{i}.output.dense.bias": "layers.{i}.ffn_out.bias",
-    "encoder.layer.{i}.output.LayerNorm.weight": "layers.{i}.ffn_norm.weight",
-    "encoder.layer.{i}.output.LayerNorm.bias": "layers.{i}.ffn_norm.bias",
-}
-# The masked-LM head, when a checkpoint has one (any cls.predictions.* key): then every key
-# here must be there. Its decoder is tied to the word embeddings (TIED_KEYS).
+# BERT's tables, under their historical names (mha_core/families/bert.py holds them)
+KEY_TABLE = _bert.KEYS
 MLM_PREFIX = "cls.predictions."
-MLM_KEY_TABLE = {
-    "cls.predictions.transform.dense.weight": "mlm.dense.weight",
-    "cls.predictions.transform.dense.bias": "mlm.dense.bias",
-    "cls.predictions.transform.LayerNorm.weight": "mlm.norm.weight",
-    "cls.predictions.transform.LayerNorm.bias": "mlm.norm.bias",
-    "cls.predictions.bias": "mlm.bias",
-}
-# Copies of tied weights that some checkpoints store (transformers 5 leaves them out): each must
-# equal its twin, since our decoder reads the word embeddings and the bias directly.
-TIED_KEYS = {
-    "cls.predictions.decoder.weight": "embeddings.word_embeddings.weight",
-    "cls.predictions.decoder.bias": "cls.predictions.bias",
-}
+MLM_KEY_TABLE = _bert.HEADS["mlm"][1]
+TIED_KEYS = _bert.TIED
 
 
 class CheckpointError(RuntimeError):
@@ -142,11 +109,13 @@ def read_state_dict(path: Path) -> dict:
     raise CheckpointError(f"no weights in {path}: expected one of {', '.join(WEIGHT_FILES)}{hint}")
 
 
-def normalise_key(key: str):
-    """A checkpoint key in Hugging Face BertModel spelling, or None if deliberately skipped."""
-    if key.startswith("bert."):
-        key = key[len("bert."):]
-    if key.startswith(SKIPPED_PREFIXES) or key.endswith(SKIPPED_SUFFIXES):
+def normalise_key(key: str, family: Family = _bert.FAMILY):
+    """A checkpoint key in the family's Hugging Face spelling without its base prefix, or None
+    if deliberately skipped (task heads, buffers). Old `gamma`/`beta` names read as
+    weight/bias."""
+    if key.startswith(family.prefix):
+        key = key[len(family.prefix):]
+    if key.startswith(TASK_HEADS) or key.endswith(SKIPPED_SUFFIXES):
         return None
     if key.endswith(".gamma"):
         key = key[: -len(".gamma")] + ".weight"
@@ -155,32 +124,51 @@ def normalise_key(key: str):
     return key
 
 
-def key_map(n_layers: int, mlm_head: bool = False) -> dict:
-    """The table expanded for n_layers, with the masked-LM head's keys if asked:
-    {hf_name: our_name}."""
+def expand(table: dict, slots: list) -> dict:
+    """A family table with "{i}" (and ALBERT's "{g}", "{j}") written out for every weight layer;
+    a concrete key mapped to None is left out (ModernBERT's layer 0 has no attn_norm)."""
     out = {}
-    for hf, ours in KEY_TABLE.items():
-        if "{i}" in hf:
-            out.update({hf.format(i=i): ours.format(i=i) for i in range(n_layers)})
-        else:
+    for hf, ours in table.items():
+        if "{" in hf:
+            out.update({hf.format(**s): ours.format(**s) for s in slots})
+        elif ours is not None:
             out[hf] = ours
-    if mlm_head:
-        out.update(MLM_KEY_TABLE)
+    for hf, ours in table.items():
+        if ours is None:
+            out.pop(hf, None)
     return out
 
 
-def has_mlm_head(sd: dict) -> bool:
-    """Whether a checkpoint carries the masked-LM head (any cls.predictions.* key)."""
-    return any(normalise_key(k) and normalise_key(k).startswith(MLM_PREFIX) for k in sd)
+def key_map(n_layers, mlm_head: bool = False, family: Family = _bert.FAMILY,
+            heads=()) -> dict:
+    """The family's table expanded for its layers ({hf_name: our_name}), with the keys of the
+    heads asked for ("mlm", "replaced"). n_layers: a BertConfig, or BERT's layer count."""
+    cfg = n_layers if isinstance(n_layers, BertConfig) else BertConfig(num_hidden_layers=n_layers)
+    out = expand(family.keys(cfg), family.slots(cfg))
+    for name in set(heads) | ({"mlm"} if mlm_head else set()):
+        out.update(family.heads[name][1])
+    return out
 
 
-def strip_task_heads(sd: dict) -> dict:
-    """A fine-tuned or pre-training checkpoint keeps the encoder under `bert.` and its task head
-    (classifier.*, qa_outputs.*) beside it: drop the known task heads (cls.* is read or
-    skipped key by key: normalise_key, MLM_KEY_TABLE); anything else
-    stays, to be reported as unexpected. Other checkpoints whose keys all share one wrapper
-    prefix (e.g. `model.`) lose that prefix."""
-    if any(k.startswith("bert.") for k in sd):
+def present_heads(sd: dict, family: Family = _bert.FAMILY) -> set:
+    """The family's optional heads this checkpoint carries (any key under a head's prefixes)."""
+    keys = {normalise_key(k, family) for k in sd} - {None}
+    return {name for name, (prefixes, _) in family.heads.items()
+            if any(k.startswith(prefixes) for k in keys)}
+
+
+def has_mlm_head(sd: dict, family: Family = _bert.FAMILY) -> bool:
+    """Whether a checkpoint carries the masked-LM head."""
+    return "mlm" in present_heads(sd, family)
+
+
+def strip_task_heads(sd: dict, family: Family = _bert.FAMILY) -> dict:
+    """A fine-tuned or pre-training checkpoint keeps the encoder under the family's prefix
+    (`bert.`, `roberta.`, ...) and its task head (classifier.*, qa_outputs.*) beside it: drop
+    the known task heads (a head headscope reads is read or skipped key by key: normalise_key,
+    the family's HEADS); anything else stays, to be reported as unexpected. Other checkpoints
+    whose keys all share one wrapper prefix (e.g. `model.`) lose that prefix."""
+    if any(k.startswith(family.prefix) for k in sd):
         return {k: v for k, v in sd.items() if not k.startswith(TASK_HEADS)}
     firsts = {k.split(".", 1)[0] for k in sd}
     if len(firsts) == 1 and firsts.isdisjoint({"embeddings", "encoder"}):
@@ -199,34 +187,39 @@ def named(keys, n=5) -> str:
 
 
 def map_state_dict(sd: dict, cfg: BertConfig) -> dict:
-    """Rename checkpoint keys to ours; list missing and unexpected keys by name. The masked-LM
-    head's keys are expected exactly when the checkpoint has any of them; stored copies of tied
-    weights must equal their twins."""
-    sd = strip_task_heads(sd)
-    table = key_map(cfg.num_hidden_layers, has_mlm_head(sd))
+    """Rename checkpoint keys to ours; list missing and unexpected keys by name. A head's keys
+    are expected exactly when the checkpoint has any of them (the keys of an absent head's
+    names are skipped: a classification head reusing them); stored copies of tied weights must
+    equal their twins, and a tied decoder left out of the file is read from its twin."""
+    family = family_of({"model_type": cfg.model_type})
+    sd = strip_task_heads(sd, family)
+    heads = present_heads(sd, family)
+    table = key_map(cfg, family=family, heads=heads)
+    absent = {hf for name, (_, keys) in family.heads.items() if name not in heads for hf in keys}
     mapped, unexpected, tied, by_hf = {}, [], {}, {}
     for key, tensor in sd.items():
-        hf = normalise_key(key)
-        if hf is None:
+        hf = normalise_key(key, family)
+        if hf is None or hf in absent:
             continue
-        if hf in TIED_KEYS:
+        if hf in family.tied:
             tied[hf] = tensor
             continue
         if hf not in table:
             unexpected.append(key)
             continue
         mapped[table[hf]] = by_hf[hf] = tensor
-    bias = tied.get("cls.predictions.decoder.bias")
-    if "mlm.bias" in table.values() and "mlm.bias" not in mapped and bias is not None:
-        mapped["mlm.bias"] = by_hf["cls.predictions.bias"] = bias  # stored under the copy only
+    for hf, tensor in tied.items():  # a bias stored under the copy only
+        twin = family.tied[hf]
+        if twin in table and table[twin] not in mapped:
+            mapped[table[twin]] = by_hf[twin] = tensor
     missing = [hf for hf, ours in table.items() if ours not in mapped]
     problems = []
     for hf, tensor in tied.items():
-        twin = by_hf.get(TIED_KEYS[hf])
+        twin = by_hf.get(family.tied[hf])
         if twin is not None and (twin.shape != tensor.shape or not torch.equal(
                 twin.float(), tensor.float())):
-            problems.append(f"{hf} is not tied to {TIED_KEYS[hf]} (the two differ); headscope "
-                            f"reads BERT's tied masked-LM decoder only")
+            problems.append(f"{hf} is not tied to {family.tied[hf]} (the two differ); headscope "
+                            f"reads the tied masked-LM decoder only")
     if missing:
         problems.append(f"{len(missing)} missing {plural(missing, 'key')}: {named(missing)}")
     if unexpected:
@@ -240,18 +233,20 @@ def map_state_dict(sd: dict, cfg: BertConfig) -> dict:
 def build_model(cfg: BertConfig, sd: dict, mode="wide") -> BertModel:
     """A BertModel holding these weights, checked key by key and shape by shape before any copy."""
     if mode != "wide":
-        raise CheckpointError(f"BERT checkpoints hold wide attention weights (every head reads "
+        raise CheckpointError(f"checkpoints hold wide attention weights (every head reads "
                               f"the whole {cfg.hidden_size}-dim input); they cannot be loaded "
                               f"into mode={mode!r}. Use mode='wide'.")
     mapped = map_state_dict(sd, cfg)
     mlm_head = any(k.startswith("mlm.") for k in mapped)
+    replaced_head = any(k.startswith("replaced.") for k in mapped)
     # Built on the CPU and its random init replaced below (assign=True: the checkpoint's tensors
     # become the parameters). The meta device would skip the init, but initialising an
     # Embedding there imports torch._dynamo: 1.8 s more at start-up, against 0.16 s (MiniLM)
     # to 0.6 s (bert-base) of random init.
-    model = BertModel(cfg, mode="wide", mlm_head=mlm_head)
+    model = BertModel(cfg, mode="wide", mlm_head=mlm_head, replaced_head=replaced_head)
     own = model.state_dict()
-    table = {ours: hf for hf, ours in key_map(cfg.num_hidden_layers, mlm_head).items()}
+    family = family_of({"model_type": cfg.model_type})
+    table = {ours: hf for hf, ours in key_map(cfg, family=family, heads=family.heads).items()}
     for name, tensor in mapped.items():
         if tuple(tensor.shape) != tuple(own[name].shape):
             raise CheckpointError(f"shape mismatch for {table[name]}: the checkpoint has "
@@ -268,11 +263,11 @@ def load_checkpoint(path: Path, mode="wide"):
     """(config, model) from a checkpoint directory, with every failure named."""
     cfg_file = path / "config.json"
     if not cfg_file.exists():
-        raise CheckpointError(f"no config.json in {path}; a BERT checkpoint directory needs "
+        raise CheckpointError(f"no config.json in {path}; a checkpoint directory needs "
                               f"config.json, {WEIGHT_FILES[0]} (or {WEIGHT_FILES[1]}) and the "
                               f"tokenizer files")
     try:
-        cfg = BertConfig.from_json_file(cfg_file)
+        cfg = BertConfig.from_dict(read_json(cfg_file))
     except ConfigError as e:
         raise CheckpointError(f"{cfg_file}: {e}") from None
     return cfg, build_model(cfg, read_state_dict(path), mode)

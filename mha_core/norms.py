@@ -28,10 +28,11 @@ def value_norms(model, hidden_states) -> torch.Tensor:
     encoder's per-layer inputs (the last entry, the final output, is not used) -> (L, ..., H, T).
     """
     out = []
-    for layer, x in zip(model.layers, hidden_states):
+    for i, x in zip(range(model.config.num_hidden_layers), hidden_states):
+        layer = model.layer(i)
         attn = layer.attn
         lead = x.shape[:-2]
-        x = x.reshape(-1, *x.shape[-2:])  # (B, T, D)
+        x = layer.attention_input(x.reshape(-1, *x.shape[-2:]))  # (B, T, D)
         _, _, v = attn.project(x)  # (B, H, T, K): x W_V,h + b_V,h
         H, K = v.size(1), v.size(-1)
         w_o = attn.out.weight.view(-1, H, K)  # (D, H, K): column block h is W_O,h transposed

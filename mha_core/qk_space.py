@@ -40,7 +40,8 @@ def qk_vectors(bert, texts, layer: int, head: int, max_tokens: int = MAX_TOKENS,
     """Queries and keys (with their biases) of head `head` in layer `layer` (both from 0) for
     every token of the texts, in order, until max_tokens tokens. Texts the tokenizer reduces to
     [CLS] and [SEP] are skipped. progress(done, total) after each text."""
-    attn = bert.model.layers[layer].attn
+    block = bert.model.layer(layer)
+    attn = block.attn
     qs, ks, tokens, sent, pos, used, maps = [], [], [], [], [], [], []
     n, truncated = 0, False
     for i, text in enumerate(texts):
@@ -50,8 +51,8 @@ def qk_vectors(bert, texts, layer: int, head: int, max_tokens: int = MAX_TOKENS,
         res = bert.attend(text)
         if all(res.special):
             continue
-        x = res.hidden_states[layer][None]  # (1, T, D): the layer's input
-        q, k, _ = attn.project(x)  # (1, H, T, K) each
+        x = block.attention_input(res.hidden_states[layer][None])  # (1, T, D): what it reads
+        q, k, _ = attn.project(x)  # (1, H, T, K) each (ModernBERT: rotated)
         T = min(len(res.tokens), max_tokens - n)
         qs.append(q[0, head, :T].numpy())
         ks.append(k[0, head, :T].numpy())

@@ -27,8 +27,9 @@ def real_model_steps(name: str, text: str, pair: str | None, layer: int, head: i
                      query: int):
     bert = models.bert_or_raise(name)
     res = models.attend(name, text, pair)
-    x = res.hidden_states[layer]  # (T, D): the input of this layer
-    return real_steps(bert.model.layers[layer].attn, x, head, query)
+    block = bert.model.layer(layer)
+    x = block.attention_input(res.hidden_states[layer])  # (T, D): what its attention reads
+    return real_steps(block.attn, x, head, query)
 
 
 @st.cache_data(**models.bounded(), show_spinner="Timing the three designs…")

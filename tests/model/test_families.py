@@ -1,0 +1,121 @@
+"""Every family against transformers' eager model on the same tiny random weights (testkit.families:
+each an edge variant of the issue): attentions and hidden states within 1e-5 on a padded batch
+with a pair, masked-LM (and ELECTRA's replaced-token) logits within 1e-4; checkpoints saved with
+a head prefix, tied decoders left out of the file, old gamma/beta names; unsupported types."""
+
+import json
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+
+from mha_core.config import BertConfig, ConfigError
+from mha_core.loading import CheckpointError, load_checkpoint
+from testkit.families import build_tiny_family, hf_outputs, specs
+
+FAMILIES = list(specs())
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory):
+    """name -> (transformers model, its saved directory)."""
+    out = {}
+    for name in FAMILIES:
+        d = tmp_path_factory.mktemp(name)
+        hf = build_tiny_family(name)
+        hf.save_pretrained(str(d), safe_serialization=True)
+        out[name] = (hf, d)
+    return out
+
+
+def batch(cfg: BertConfig, T=20):
+    """Two rows of T ids, the second padded after 14 tokens; a pair (types 1 from token 10)
+    where the family has segment embeddings."""
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(3, cfg.vocab_size, (2, T), generator=g)  # (B, T)
+    mask = torch.ones_like(ids)
+    mask[1, 14:] = 0
+    ids[1, 14:] = cfg.pad_token_id
+    types = None
+    if cfg.type_vocab_size >= 2:
+        types = torch.zeros_like(ids)
+        types[:, 10:] = 1
+    return ids, mask, types
+
+
+@pytest.mark.parametrize("name", FAMILIES)
+def test_maps_hidden_states_and_heads_equal_transformers(saved, name):
+    hf, d = saved[name]
+    cfg, ours = load_checkpoint(d)
+    ids, mask, types = batch(cfg)
+    assert ids.size(1) > max(cfg.position_buckets, 2 * cfg.local_window)  # the edges are hit
+    hs, att, logits = hf_outputs(hf, ids, mask, types)
+    with torch.no_grad():
+        out = ours(ids, mask, token_type_ids=types)
+    real = mask.bool()  # (B, T); padded query rows are not compared (DeBERTa spreads them)
+    assert len(out.attentions) == len(att) == cfg.num_hidden_layers
+    assert len(out.hidden_states) == len(hs)
+    for a, b in zip(att, out.attentions):  # (B, H, T, T)
+        torch.testing.assert_close(b.transpose(1, 2)[real], a.transpose(1, 2)[real], atol=1e-5,
+                                   rtol=0)
+    for a, b in zip(hs, out.hidden_states):  # (B, T, D)
+        torch.testing.assert_close(b[real], a[real], atol=1e-5, rtol=0)
+    with torch.no_grad():
+        if name == "electra-discriminator":
+            assert ours.mlm is None
+            mine = ours.replaced_logits(out.last_hidden_state)  # (B, T)
+        else:
+            assert ours.replaced is None
+            mine = ours.mlm_logits(out.last_hidden_state)  # (B, T, V)
+    torch.testing.assert_close(mine[real], logits[real], atol=1e-4, rtol=0)
+
+
+@pytest.mark.parametrize("name", ["roberta", "albert", "modernbert"])
+def test_prefixed_keys_gamma_beta_and_a_task_head_beside_them(saved, name, tmp_path):
+    """A bare encoder saved under the family's prefix, with old gamma/beta names and a
+    classifier beside it: the head is ignored, the encoder equals the original."""
+    from mha_core.families import family_of
+
+    hf, d = saved[name]
+    prefix = family_of({"model_type": hf.config.model_type}).prefix
+    sd = load_file(str(d / "model.safetensors"))
+    base = hf.base_model_prefix + "."
+    moved = {}
+    for k, v in sd.items():
+        if not k.startswith(base):
+            continue  # the masked-LM head: left out
+        k = prefix + k[len(base):]
+        if k.endswith("norm.weight") or k.endswith("LayerNorm.weight"):
+            k = k[: -len("weight")] + "gamma"
+        moved[k] = v
+    moved["classifier.weight"] = torch.zeros(3, 32)
+    (tmp_path / "config.json").write_text((d / "config.json").read_text())
+    save_file(moved, str(tmp_path / "model.safetensors"))
+    cfg, ours = load_checkpoint(tmp_path)
+    _, ref = load_checkpoint(d)
+    assert ours.mlm is None and ref.mlm is not None
+    ids, mask, types = batch(cfg)
+    with torch.no_grad():
+        a = ours(ids, mask, token_type_ids=types).hidden_states[-1]
+        b = ref(ids, mask, token_type_ids=types).hidden_states[-1]
+    torch.testing.assert_close(a, b, atol=0, rtol=0)
+
+
+def test_albert_layers_share_their_heads(saved):
+    _, d = saved["albert"]
+    cfg, ours = load_checkpoint(d)
+    assert cfg.num_hidden_layers == 8 and cfg.n_weight_layers == 4 and cfg.shares_layers
+    assert cfg.layer_weights == (0, 1, 0, 1, 2, 3, 2, 3)
+    assert ours.layer(0) is ours.layer(2) and ours.layer(0) is not ours.layer(1)
+
+
+def test_unsupported_model_type_lists_the_supported_ones(saved, tmp_path):
+    _, d = saved["bert"]
+    cfg = json.loads((d / "config.json").read_text())
+    (tmp_path / "config.json").write_text(json.dumps({**cfg, "model_type": "gpt2"}))
+    with pytest.raises(CheckpointError, match="gpt2.*bert, roberta, xlm-roberta, camembert, "
+                                              "distilbert, electra, albert, deberta-v2"):
+        load_checkpoint(tmp_path)
+    with pytest.raises(ConfigError, match="share_att_key"):
+        BertConfig.from_dict({"model_type": "deberta-v2", "relative_attention": True,
+                              "share_att_key": False})
