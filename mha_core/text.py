@@ -118,7 +118,7 @@ def encode(tokenizer, text: str, text_pair: str | None = None, max_length: int =
     return Encoded(
         input_ids=torch.tensor(ids, dtype=torch.long),
         token_type_ids=torch.tensor(enc["token_type_ids"], dtype=torch.long),
-        tokens=tokenizer.convert_ids_to_tokens(ids),
+        tokens=readable(tokenizer, tokenizer.convert_ids_to_tokens(ids)),
         offsets=[tuple(o) for o in enc["offset_mapping"]],
         sequence_ids=enc.sequence_ids(),
         word_ids=enc.word_ids(),
@@ -131,6 +131,19 @@ def encode(tokenizer, text: str, text_pair: str | None = None, max_length: int =
         n_masks_full=n_masks_full,
         source=source or TextPair(text, text_pair),
     )
+
+
+def readable(tokenizer, tokens: list) -> list:
+    """Pieces as a reader reads them: a byte-level BPE's `Ġ` (a leading space) and bytes
+    (`Ã©` for é), and SentencePiece's `▁` (a word start) decoded by the tokenizer itself;
+    WordPiece's `##` and every special token (<s>, </s>, [CLS]) kept as they are. A piece
+    that is only a marker keeps it (an empty label would be unreadable)."""
+    backend = getattr(getattr(tokenizer, "backend_tokenizer", None), "model", None)
+    if backend is None or type(backend).__name__ == "WordPiece":
+        return tokens
+    specials = set(tokenizer.all_special_tokens)
+    return [t if t in specials else (tokenizer.convert_tokens_to_string([t]).strip() or t)
+            for t in tokens]
 
 
 def encode_words(tokenizer, sentences) -> list:
@@ -175,7 +188,7 @@ def word_groups(enc: Encoded, text: str, text_pair: str | None = None):
         if labels[g] is None:
             s = source[enc.sequence_ids[members[0]]]
             start, end = enc.offsets[members[0]][0], enc.offsets[members[-1]][1]
-            labels[g] = s[start:end] or enc.tokens[members[0]]
+            labels[g] = s[start:end].strip() or enc.tokens[members[0]]  # BPE's offsets: " saw"
     return labels, groups
 
 

@@ -8,7 +8,7 @@ offer them; no download.
 
 from pathlib import Path
 
-VOCAB = 99
+VOCAB = 300  # room for byte-level BPE's 256-letter alphabet and a few merges
 COMMON = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
               intermediate_size=37, max_position_embeddings=64)
 
@@ -38,8 +38,9 @@ def specs() -> dict:
                          position_biased_input=False, type_vocab_size=0, layer_norm_eps=1e-7)),
         "modernbert": ("ModernBertConfig", "ModernBertForMaskedLM",
                        dict(COMMON, num_hidden_layers=3, global_attn_every_n_layers=2,
-                            local_attention=4, pad_token_id=0, global_rope_theta=160000.0,
-                            local_rope_theta=10000.0)),
+                            local_attention=4, pad_token_id=1, bos_token_id=0,
+                            eos_token_id=2, cls_token_id=0, sep_token_id=2,
+                            global_rope_theta=160000.0, local_rope_theta=10000.0)),
     }
 
 
@@ -65,13 +66,67 @@ def build_tiny_family(name: str, seed: int = 0):
     return model
 
 
-def save_tiny_family(name: str, path: Path, seed: int = 0, tokenizer=None) -> Path:
-    """Saved with safetensors (tied decoders left out, as transformers 5 does)."""
+# the family's kind of tokenizer, built offline (tiny_tokenizer)
+TOKENIZERS = {"bert": "wordpiece", "distilbert": "wordpiece", "electra": "wordpiece",
+              "electra-discriminator": "wordpiece", "roberta": "bpe", "modernbert": "bpe",
+              "albert": "unigram", "deberta": "unigram"}
+CORPUS = ["I saw the man with a telescope.", "The cat sat on the mat.",
+          "Time flies like an arrow; fruit flies like a banana.",
+          "The animal didn't cross the street because it was too tired.",
+          "We went to the bank of the river, then to the bank to deposit money.",
+          "Hello world! Students type their own sentences here."]
+
+
+def tiny_tokenizer(kind: str):
+    """A fast tokenizer made here: WordPiece from a written vocabulary, or a byte-level BPE
+    (RoBERTa's <s> A </s></s> B </s>) or a Unigram with Metaspace (ALBERT's ▁) trained by the
+    `tokenizers` library on a few sentences."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
+    from transformers import BertTokenizerFast, PreTrainedTokenizerFast
+
+    from .models import tiny_vocab
+
+    if kind == "wordpiece":
+        vocab = tiny_vocab()
+        return BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=True)
+    if kind == "bpe":
+        special = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        tok.train_from_iterator(CORPUS, trainers.BpeTrainer(
+            vocab_size=VOCAB, special_tokens=special,
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+        tok.post_processor = processors.TemplateProcessing(
+            single="<s> $A </s>", pair="<s> $A </s> </s> $B </s>",
+            special_tokens=[(t, tok.token_to_id(t)) for t in ("<s>", "</s>")])
+        names = dict(bos_token="<s>", eos_token="</s>", cls_token="<s>", sep_token="</s>",
+                     pad_token="<pad>", unk_token="<unk>", mask_token="<mask>")
+    else:
+        special = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+        tok = Tokenizer(models.Unigram())
+        tok.pre_tokenizer = pre_tokenizers.Metaspace()
+        tok.decoder = decoders.Metaspace()
+        tok.train_from_iterator(CORPUS, trainers.UnigramTrainer(
+            vocab_size=VOCAB, special_tokens=special, unk_token="[UNK]"))
+        tok.post_processor = processors.TemplateProcessing(
+            single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1",
+            special_tokens=[(t, tok.token_to_id(t)) for t in ("[CLS]", "[SEP]")])
+        names = dict(cls_token="[CLS]", sep_token="[SEP]", pad_token="[PAD]",
+                     unk_token="[UNK]", mask_token="[MASK]")
+    return PreTrainedTokenizerFast(tokenizer_object=tok, model_max_length=60, **names)
+
+
+def save_tiny_family(name: str, path: Path, seed: int = 0, tokenizer: bool = True) -> Path:
+    """Saved with safetensors (tied decoders left out, as transformers 5 does), with the
+    family's kind of tokenizer."""
     path = Path(path)
     path.mkdir(parents=True, exist_ok=True)
     build_tiny_family(name, seed).save_pretrained(str(path), safe_serialization=True)
-    if tokenizer is not None:
-        tokenizer.save_pretrained(str(path))
+    if tokenizer:
+        tok = tiny_tokenizer(TOKENIZERS[name])
+        assert len(tok) <= VOCAB
+        tok.save_pretrained(str(path))
     return path
 
 

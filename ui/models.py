@@ -47,6 +47,17 @@ def shape(layers: int, heads: int) -> str:
             f"{heads} head{'s' * (heads != 1)}")
 
 
+def family_line(bert) -> str:
+    """The sidebar's second line: the family and what it supports, e.g. "RoBERTa · masked LM ·
+    pairs" or "ALBERT · masked LM · pairs · 8 layers share 4 layers of weights"."""
+    c, has = bert.config, bert.supports()
+    parts = [bert.family.name] + [k for k in ("masked LM", "replaced-token head", "pairs")
+                                  if has[k]]
+    if has["shared layers"]:
+        parts.append(f"{c.num_hidden_layers} layers share {c.n_weight_layers} layers of weights")
+    return " · ".join(parts)
+
+
 @st.cache_resource(max_entries=4, show_spinner=False)  # the sidebar shows the spinner
 def _load(name: str):
     import torch

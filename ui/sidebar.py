@@ -8,7 +8,7 @@ import streamlit as st
 
 from . import share
 from .guards import MAX_CHARS
-from .models import BUNDLED, get_bert, model_choices, shape
+from .models import BUNDLED, family_line, get_bert, model_choices, shape
 from .presentation import presenting, set_present
 from .presets import DEFAULT_TEXT, PAIR_PRESETS, PRESETS, choose_example_view
 
@@ -85,7 +85,7 @@ def sidebar(needs_model: bool = True, page_path: str = ""):
         if bert is not None:
             c = bert.config
             st.caption(f"{shape(c.num_hidden_layers, c.num_attention_heads)}, "
-                       f"hidden size {c.hidden_size}")
+                       f"hidden size {c.hidden_size}; {family_line(bert)}")
         st.text_area("Sentence", key="text", height=100, help=HELP)
         st.text_area("Second sentence (optional)", key="pair", height=68, help=PAIR_HELP)
         st.selectbox("Examples", EXAMPLES, index=None, key="preset",
