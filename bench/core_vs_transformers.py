@@ -43,7 +43,8 @@ def main():
 
         bert = mha_core.load_bert()
         hf = BertModel.from_pretrained(str(bert.path), attn_implementation="eager").eval()
-    print(f"model: {bert}; torch {torch.__version__}, {torch.get_num_threads()} threads")
+    print(f"model: {getattr(bert, 'label', bert)}; torch {torch.__version__}, "
+          f"{torch.get_num_threads()} threads")
     print(f"{'T':>5} {'ours ms':>9} {'transformers ms':>16} {'ratio ours/theirs':>18}")
     g = torch.Generator().manual_seed(0)
     for T in args.lengths:
@@ -99,7 +100,10 @@ def family_models(name: str):
     hf = fam.build_tiny_family(name)
     hf.save_pretrained(str(d))
     cfg, model = load_checkpoint(d)
-    return SimpleNamespace(model=model, config=cfg, __str__=None), hf.base_model.eval()
+    ours = SimpleNamespace(model=model, config=cfg)
+    ours.label = (f"random {name}: {cfg.num_hidden_layers} layers x {cfg.num_attention_heads} "
+                  f"heads, d_model {cfg.hidden_size}")
+    return ours, hf.base_model.eval()
 
 
 if __name__ == "__main__":

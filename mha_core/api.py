@@ -155,6 +155,17 @@ class Bert:
         hidden = out.last_hidden_state[0, list(enc.masks)]  # (M, D)
         return self.model.mlm_logits(hidden).softmax(dim=-1)  # (M, V)
 
+    @torch.inference_mode()
+    def replaced_probabilities(self, enc: Encoded) -> torch.Tensor:
+        """ELECTRA's discriminator: per token, how likely the model thinks it was replaced
+        (sigmoid of its replaced-token logit): (T,). ValueError without that head."""
+        if self.model.replaced is None:
+            raise ValueError(f"{self.name} has no replaced-token head (ELECTRA's "
+                             f"discriminator_predictions.*)")
+        out = self.model(enc.input_ids[None], token_type_ids=enc.token_type_ids[None],
+                         output_attentions=False)
+        return self.model.replaced_logits(out.last_hidden_state[0]).sigmoid()  # (T,)
+
     def fill_mask(self, text: str, top_k: int = 5, text_pair: str | None = None,
                   head_mask=None) -> list:
         """What the model puts at each [MASK] typed in the text (or the pair): one list per

@@ -24,6 +24,7 @@ class RealSteps:
     logits: np.ndarray  # (T,) q . k / sqrt(K)
     probs: np.ndarray  # (T,) softmax of the logits
     module_probs: np.ndarray  # (T,) the module's own weights for this head and token
+    note: str = ""  # what the family adds to q . k / sqrt(K) (DeBERTa, ModernBERT's band)
 
 
 def real_steps(attn: MultiHeadSelfAttention, x: torch.Tensor, head: int, query: int):
@@ -46,6 +47,14 @@ def real_steps(attn: MultiHeadSelfAttention, x: torch.Tensor, head: int, query: 
         qv, kv = q[0, head, query], k[0, head]  # (K,), (T, K)
         products = qv[None] * kv  # (T, K)
         logits = products.sum(-1) / math.sqrt(K)  # (T,)
+        note = ""
+        if type(attn) is not MultiHeadSelfAttention:  # a family's own score rule
+            scores = attn.scores(q, k)  # (B, H, T, T): DeBERTa adds its position terms here
+            band = attn.full_mask(None, xb)  # ModernBERT's local layers: (T, T) or None
+            if band is not None:
+                scores = scores + band
+            logits = scores[0, head, query]  # (T,)
+            note = family_note(attn)
     B = 1
     shapes = (
         ("input x", (B, T, D), "B sequences × T tokens × d_model"),
@@ -59,4 +68,16 @@ def real_steps(attn: MultiHeadSelfAttention, x: torch.Tensor, head: int, query: 
     return RealSteps(shapes, head, query, qv.numpy().copy(), kv.numpy().copy(),
                      products.numpy().copy(), logits.numpy().copy(),
                      logits.softmax(-1).numpy().copy(),
-                     module_probs[0, head, query].numpy().copy())
+                     module_probs[0, head, query].numpy().copy(), note)
+
+
+def family_note(attn) -> str:
+    """What the logits hold besides the products' sums, in one sentence for the page."""
+    if getattr(attn, "terms", None):
+        return ("DeBERTa: each logit also holds the two position terms (content to position "
+                "and position to content, from the distance i − j), all over √(3·d_k); the "
+                "products show the content term only.")
+    if getattr(attn, "window", None) is not None:
+        return (f"ModernBERT local layer: keys farther than {attn.window} tokens from the query "
+                "are masked out (weight 0); q and k are rotated by their positions first.")
+    return "ModernBERT: q and k are rotated by their positions before the products."

@@ -177,6 +177,8 @@ PAGE.heading("All heads", "Every head of every layer at once: what pattern each 
              "sentences.")
 name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
 bert = guards.model_or_stop(name)
+if models.shared_heads_note(bert):  # ALBERT: one set of heads, several layers
+    st.info(models.shared_heads_note(bert))
 sentence_section(name, text, pair)
 
 st.subheader("Corpus mode")

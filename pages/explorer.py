@@ -19,6 +19,7 @@ from ui import (
     masked_words,
     models,
     presets,
+    replaced,
     shared_view,
     sidebar,
     style,
@@ -313,3 +314,4 @@ link.write_query_params(layer=layer + 1, head=head + 1, focus=link.focus_param(l
                         norms=1 if by_norm else None)
 
 masked_words.section(name, text, pair, facts, "ex_mask")
+replaced.section(name, text, pair, bert)  # ELECTRA's discriminator only

@@ -72,6 +72,8 @@ facts = guards.check_text(name, text, cut=sidebar.text_was_cut(), pair=pair,
 if facts is None:
     st.stop()
 L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
+if models.shared_heads_note(bert):  # ALBERT: one set of heads, several layers
+    st.info(models.shared_heads_note(bert))
 runs = 2 * L * H + 2  # the importance ranking and the pruning curve
 rank = ranking(name, text, pair, facts["n_tokens"])
 why_not = {"ask": "press **Rank the heads** below first",

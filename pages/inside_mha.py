@@ -186,6 +186,8 @@ with real_tab:
         plot(st, figures.neuron_figure(res.tokens, steps.products, steps.logits,
                                        steps.probs, res.tokens[query]),
                  width="stretch")
+        if steps.note:
+            st.caption(steps.note)
         gap = float(np.abs(steps.probs - steps.module_probs).max())
         st.caption(f"Check: this softmax and the weights the model itself returns for this head "
                    f"and token differ by at most {gap:.1e}.")

@@ -58,6 +58,22 @@ def family_line(bert) -> str:
     return " · ".join(parts)
 
 
+def shared_heads_note(bert) -> str:
+    """ALBERT's layers share weights: where heads are ranked or switched off, say that head h
+    of layer i is the same parameters as head h of every layer running that weight layer.
+    Empty for families whose layers are all their own."""
+    c = bert.config
+    if not c.shares_layers:
+        return ""
+    same = {}
+    for i, w in enumerate(c.layer_weights):
+        same.setdefault(w, []).append(str(i + 1))
+    groups = "; ".join("layers " + ", ".join(v) for v in same.values() if len(v) > 1)
+    return (f"{bert.family.name} shares weights between layers ({groups}): their heads are the "
+            f"same parameters run again on a different input. Switching a head off here "
+            f"switches it off in that layer's run only; its ranking is per run, not per weight.")
+
+
 @st.cache_resource(max_entries=4, show_spinner=False)  # the sidebar shows the spinner
 def _load(name: str):
     import torch
