@@ -21,8 +21,8 @@ from .measure import r2
 
 @dataclass(frozen=True)
 class FitConfig:
-    steps: int = 100
-    lr: float = 3e-4
+    steps: int = 40
+    lr: float = 1e-3
     eval_every: int = 10  # held-out R² recorded every this many steps (the convergence check)
 
 
