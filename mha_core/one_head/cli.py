@@ -109,13 +109,15 @@ def main(argv=None) -> int:
 
 
 def sentence(row: dict, H: int) -> str:
-    """The per-layer answer in words, computed from the numbers."""
+    """The per-layer answer in words, computed from the numbers (layer from 1)."""
     f = row["fitted"]
+    more = "; ".join(f"{h} heads, {_pct(f[str(h)])}" for h in (2, 4) if str(h) in f)
     return (f"Layer {row['layer']}: the best-fit single head reproduces {_pct(f['1'])} of what "
-            f"the {H} heads write; 2 heads {_pct(f.get('2'))}, 4 heads {_pct(f.get('4'))}; the "
-            f"best original head (head {row['best_head']}) {_pct(row['best_head_r2'])}; the "
-            f"summed head {_pct(row['summed'])}.")
+            f"the {H} heads write" + (f"; {more}" if more else "") + f". The best original "
+            f"head alone (head {row['best_head']}): {_pct(row['best_head_r2'])}; the summed "
+            f"head: {_pct(row['summed'])}.")
 
 
-def _pct(v) -> str:
-    return "–" if v is None else f"{100 * v:.0f}%"
+def _pct(v: float) -> str:
+    """R² as a share; below 0 it is worse than writing the mean vector for every token."""
+    return f"{100 * v:.0f}%" if v >= 0 else f"none (R² {v:.2f}, worse than the mean)"
