@@ -79,6 +79,8 @@ def main(argv=None) -> int:
     p.add_argument("--eval-every", type=int, default=d.fit.eval_every)
     p.add_argument("--heads", type=int, nargs="+", default=list(d.heads),
                    help="fitted h besides H (H itself is always fitted)")
+    p.add_argument("--layers", type=int, nargs="+", default=[],
+                   help="measure only these layers (from 1); the whole-model check needs all")
     p.add_argument("--no-fresh", action="store_true", help="skip the fresh-start fit of h = H")
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1: the "
                    "machine is shared)")
@@ -91,7 +93,7 @@ def main(argv=None) -> int:
             raise ValueError("--steps and --eval-every must be at least 1, --sentences at "
                              "least 2 and --lr positive")
         settings = Settings(sentences=a.sentences, seeds=tuple(a.seeds), heads=tuple(a.heads),
-                            fresh_full=not a.no_fresh,
+                            fresh_full=not a.no_fresh, layers=tuple(a.layers),
                             fit=FitConfig(steps=a.steps, lr=a.lr, eval_every=a.eval_every))
         bert = load_bert(a.model)
     except (ValueError, OSError, CheckpointError) as e:

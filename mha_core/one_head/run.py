@@ -34,6 +34,7 @@ class Settings:
     heads: tuple = (1, 2, 4)  # fitted h besides H (always added)
     fresh_full: bool = True  # also fit h = H from a fresh start
     max_tokens: int = 64  # each sentence cut to this many tokens
+    layers: tuple = ()  # the layers measured (from 1); () = all, and the whole-model check
     fit: FitConfig = field(default_factory=FitConfig)
 
     def as_dict(self) -> dict:
@@ -43,7 +44,7 @@ class Settings:
 def n_fits(settings: Settings, n_layers: int) -> int:
     """How many optimiser runs the measurement takes (for the estimate and the progress bar)."""
     per_layer = len(set(settings.heads)) + 1 + int(settings.fresh_full)
-    return per_layer * n_layers * len(settings.seeds)
+    return per_layer * len(settings.layers or range(n_layers)) * len(settings.seeds)
 
 
 def hs_of(settings: Settings, H: int) -> list:
@@ -63,6 +64,8 @@ def measure_seed(bert, texts, settings: Settings, seed: int, progress=None) -> d
     intact = run_replaced(model, bh)  # (B, T, D)
     layers, singles, best_heads = [], {}, []
     for i, layer in enumerate(model.layers):
+        if settings.layers and i + 1 not in settings.layers:
+            continue
         attn, fit, held = layer.attn, fit_parts[i], held_parts[i]
         with torch.no_grad():
             summed = r2(held[1], summed_head_output(attn, held[0], held[3]), held[2])
@@ -88,6 +91,10 @@ def measure_seed(bert, texts, settings: Settings, seed: int, progress=None) -> d
         row["downstream"] = {"cosine": embedding_cosine(intact, changed, bh.keep)}
         best_heads.append(order[0])
         layers.append(row)
+    out = {"seed": seed, "sentences": {"fit": len(fit_idx), "held_out": len(held_idx)},
+           "tokens": {"fit": bf.n_tokens, "held_out": bh.n_tokens}, "layers": layers}
+    if len(layers) < len(model.layers):
+        return out
     keep_best = torch.zeros(len(model.layers), H)  # (L, H)
     keep_best[range(len(best_heads)), best_heads] = 1
     all_fitted = {i: as_replacement(f) for i, f in singles.items()}
@@ -97,9 +104,7 @@ def measure_seed(bert, texts, settings: Settings, seed: int, progress=None) -> d
                  intact, run_replaced(model, bh, all_fitted), bh.keep)}}
     if bert.has_mlm_head:
         _add_mlm(bert, bh, layers, singles, keep_best, whole, seed)
-    return {"seed": seed, "sentences": {"fit": len(fit_idx), "held_out": len(held_idx)},
-            "tokens": {"fit": bf.n_tokens, "held_out": bh.n_tokens},
-            "layers": layers, "whole_model": whole}
+    return {**out, "whole_model": whole}
 
 
 def _add_mlm(bert, bh, layers, singles, keep_best, whole, seed):
@@ -153,7 +158,9 @@ def summarise(runs: list) -> dict:
                "best_head_per_seed": heads, **agg(numeric)}
         out["spread"] = {k: v for k, v in spread(numeric).items() if v is not None}
         layers.append(out)
-    return {"layers": layers, "whole_model": agg([r["whole_model"] for r in runs]),
-            "whole_model_spread": spread([r["whole_model"] for r in runs]),
-            "sentences": runs[0]["sentences"],
+    whole = {}
+    if "whole_model" in runs[0]:
+        whole = {"whole_model": agg([r["whole_model"] for r in runs]),
+                 "whole_model_spread": spread([r["whole_model"] for r in runs])}
+    return {"layers": layers, **whole, "sentences": runs[0]["sentences"],
             "tokens": {k: [r["tokens"][k] for r in runs] for k in ("fit", "held_out")}}
