@@ -44,12 +44,12 @@ def explorer_note(name: str, layer: int, key: str):
     row = result["layers"][layer]
     st.caption(f"**Is one head enough?** {sentence(row, result['heads'])} The summed head is "
                "these weights read as one head; the best-fit single head is one head trained "
-               "to reproduce the layer.")
+               "to reproduce the layer. R² below 0: worse than writing the mean for every token.")
     with st.popover("Every layer: one head vs many", width="stretch"):
-        section(name, key)
+        section(name, key, side_by_side=False)
 
 
-def section(name: str, key: str):
+def section(name: str, key: str, side_by_side: bool = True):
     """Every layer: the sentences, the bars of (a), (b), (c) and the R²(h) curve."""
     result = load(name)
     if result is None:
@@ -61,7 +61,7 @@ def section(name: str, key: str):
                 f"al. 2019's check), the sentence embedding keeps a cosine of "
                 f"{w['best_original_heads']['cosine']:.2f} with the intact model's; the "
                 f"best-fit single head in every layer, {w['best_fit_single_heads']['cosine']:.2f}.")
-    c1, c2 = st.columns(2)
+    c1, c2 = st.columns(2) if side_by_side else (st, st)
     plot(c1, figures.one_head_bars(result), width="stretch", key=f"{key}_one_head_bars")
     plot(c2, figures.heads_curve(result), width="stretch", key=f"{key}_one_head_curve")
-    st.caption(how(result))
+    st.caption(how(result) + " R² below 0: worse than writing the mean vector for every token.")
