@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from mha_core import toy
-from ui import figures, models
+from ui import figures, models, one_head
 from ui.page import Page
 from ui.presentation import plot, presenting
 
@@ -175,6 +175,9 @@ heads, each relation gets its own softmax, and the task is solved in a few hundr
                                    "head diversity over training",
                                    "mean pairwise map distance", yrange=[0, 1]),
              width="stretch", key="tl_exp2_div")
+
+st.subheader("On the real model: is one head enough?")  # issue 24, ui/one_head.py
+one_head.section(models.BUNDLED, key="tl")
 
 # --- experiment 1: symmetry --------------------------------------------------------------------
 st.subheader("Why don't the heads learn the same thing? (symmetry)")
