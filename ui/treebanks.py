@@ -45,11 +45,17 @@ def read_named(name: str) -> list:
 
 
 @st.cache_data(**bounded(8), show_spinner=False)
-def read_upload(digest: str, _data: bytes) -> list:
-    """An upload's sentences, cached by the bytes' digest."""
-    from mha_core.treebank import read_conllu
+def read_upload(digest: str, _data: bytes) -> tuple:
+    """(sentences, None) or (None, why the file was refused): an upload read with the caps on
+    words and sentences, cached by the bytes' digest. The refusal is returned, not raised:
+    st.cache_data caches no exception, and a refused 10 MB file would be parsed again on every
+    rerun."""
+    from mha_core.treebank import MAX_UPLOAD_SENTENCES, MAX_UPLOAD_WORDS, TreebankError, read_conllu
 
-    return read_conllu(_data)
+    try:
+        return read_conllu(_data, MAX_UPLOAD_WORDS, MAX_UPLOAD_SENTENCES), None
+    except TreebankError as e:
+        return None, str(e)
 
 
 def digest(data: bytes) -> str:

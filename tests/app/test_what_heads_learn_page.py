@@ -146,6 +146,8 @@ ONE = "\n".join(["# sent_id = up-1", "1\tDogs\t_\t_\t_\t_\t2\tnsubj\t_\t_",
     (b"1\tx\t_\t_\n", "line 1: expected 10 tab-separated columns"),
     (b"\xff\xfe<script>", "not UTF-8"),
     (b"#" * (50 * 2**20), "uploads are limited to 10 MB"),
+    ("".join(f"{i}\tw\t_\t_\t_\t_\t{(i + 1) % 1002}\tdep\t_\t_\n" for i in range(1, 1002))
+     .encode(), "line 1: this sentence has 1,001 word lines; sentences are limited to 1,000"),
 ])
 def test_uploads(bundled, data, said):
     at = open_app("what_heads_learn", text="Dogs bark.")
