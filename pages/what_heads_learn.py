@@ -104,9 +104,18 @@ def relation_table(sc, reported) -> pd.DataFrame:
         "gain": [round(100 * (r["acc"] - r["baseline"]), 1) for r in rows]})
 
 
+MAX_READINGS = 8  # the "Reading" choices offered for one sentence
+
+
 def sentence_words(bert, text, sentences):
     """(words, gold triples or None, [the gold sentence's id]) for the sidebar's text."""
-    matches = find_sentences(sentences, text)
+    # only what is scored is searched, and a bounded number of readings is offered: a treebank
+    # holding the same sentence thousands of times must not draw thousands of buttons
+    found = find_sentences(sentences[:tb.MAX_SENTENCES], text)
+    matches = found[:MAX_READINGS]
+    if len(found) > MAX_READINGS:
+        st.caption(f"{len(found):,} scored sentences read this way; the first {MAX_READINGS} "
+                   "are offered.")
     if not matches:
         enc = bert.encode(text)
         labels, groups = word_groups(enc, enc.source.text, enc.source.pair)  # a typed [SEP]: a pair
