@@ -1,5 +1,14 @@
 """The corpus indexes' share of a worker's memory budget (docs/limits.md), and one slot per
-worker for building them.
+worker for the heavy work a visitor can start.
+
+The slot: a model run of a long text, a Head lab ranking, a treebank's scores, a query/key
+projection or a corpus index holds it while it runs; another session asking for heavy work
+waits (with a message) instead of running beside it. On a worker's one core two such runs take
+as long one after the other as together, but together they hold two runs' transient memory:
+eight 512-token page loads at once took a fresh process from 322 MB to a 2,937 MB peak
+(bench/bounds.py attend_512_x8), one at a time they hold one run's ~330 MB. Short texts (the
+usual sentence) never wait. The slot is re-entrant: heavy work inside heavy work (a page's
+cached run inside its ranking) takes it once.
 
 st.cache_data counts its own entries (server.maxCacheDataSize); a corpus index is numpy arrays
 shared by every session, so it lives here instead of in st.cache_resource, which counts
@@ -15,11 +24,51 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from contextlib import contextmanager
 
 from .models import CACHE_TTL
 
 MB = 2**20
 CORPUS_BUDGET = max(1, int(os.environ.get("HEADSCOPE_CORPUS_MB", "160"))) * MB
+
+
+_HEAVY = threading.RLock()  # one heavy computation at a time per worker (re-entrant)
+LONG_TOKENS = 128  # a model run of more tokens than this takes the slot (its maps grow as T²)
+
+
+@contextmanager
+def heavy(waiting=None, done=None):
+    """Hold the worker's heavy-work slot. waiting() is called once if another session holds
+    it, done() once it is ours (to remove what waiting() showed)."""
+    if not _HEAVY.acquire(blocking=False):
+        if waiting is not None:
+            waiting()
+        _HEAVY.acquire()
+        if done is not None:
+            done()
+    try:
+        yield
+    finally:
+        _HEAVY.release()
+
+
+@contextmanager
+def heavy_here(what: str):
+    """heavy() with a note on the page while it waits (in a slot of its own, emptied after:
+    inside a cached function, only elements created there are replayed)."""
+    import streamlit as st
+
+    from . import style
+
+    slot = st.empty()
+    with heavy(lambda: slot.info(f"{what}: another visitor's long computation runs on this "
+                                 "server; yours starts when it is done.", icon=style.ICON_WAIT),
+               slot.empty):
+        yield
+
+
+def is_long(bert, text: str, text_pair: str | None = None) -> bool:
+    return len(bert.encode(text, text_pair).tokens) > LONG_TOKENS
 
 
 class OverBudget(Exception):
@@ -33,7 +82,6 @@ class ByteBudget:
         self.budget, self.ttl = budget, ttl
         self._items = OrderedDict()  # key -> (value, nbytes, last use)
         self._lock = threading.Lock()  # guards _items
-        self._slot = threading.Lock()  # one build at a time
 
     def used(self) -> int:
         with self._lock:
@@ -71,11 +119,7 @@ class ByteBudget:
             return value
         if need > self.budget:
             raise OverBudget(f"{need / MB:,.0f} MB needed, {self.budget / MB:,.0f} MB allowed")
-        if not self._slot.acquire(blocking=False):
-            if waiting is not None:
-                waiting()
-            self._slot.acquire()
-        try:
+        with heavy(waiting):
             value = self.get(key)  # built by the session we waited for
             if value is not None:
                 return value
@@ -86,8 +130,6 @@ class ByteBudget:
                 self._make_room(value.nbytes)
                 self._items[key] = (value, value.nbytes, time.monotonic())
             return value
-        finally:
-            self._slot.release()
 
 
 corpus_indexes = ByteBudget(CORPUS_BUDGET)

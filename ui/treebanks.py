@@ -11,7 +11,7 @@ import os
 
 import streamlit as st
 
-from . import style
+from . import budget, style
 from .models import bert_or_raise, bounded
 
 SAMPLE = "Hand-made sample (bundled)"
@@ -84,9 +84,10 @@ def scores(model: str, key: str, _sentences):
     or an upload's digest)."""
     from mha_core.syntax import score_treebank
 
-    step, done = _progress("Scoring every head against the trees")
-    out = score_treebank(bert_or_raise(model), _sentences[:MAX_SENTENCES], progress=step)
-    done()
+    with budget.heavy_here("Scoring every head"):
+        step, done = _progress("Scoring every head against the trees")
+        out = score_treebank(bert_or_raise(model), _sentences[:MAX_SENTENCES], progress=step)
+        done()
     return out
 
 
@@ -95,9 +96,10 @@ def norm_shares(model: str, key: str, _texts) -> dict:
     """[CLS]/[SEP]/punctuation shares by weight and by norm over the texts `key` names."""
     from mha_core.norms import weight_and_norm_shares
 
-    step, done = _progress("Weights and norms")
-    out = weight_and_norm_shares(bert_or_raise(model), list(_texts), progress=step)
-    done()
+    with budget.heavy_here("Weights and norms"):
+        step, done = _progress("Weights and norms")
+        out = weight_and_norm_shares(bert_or_raise(model), list(_texts), progress=step)
+        done()
     return out
 
 
@@ -107,12 +109,14 @@ def qk_points(model: str, key: str, _texts, layer: int, head: int, method: str,
     """One head's queries and keys over the texts `key` names, normalised and projected."""
     from mha_core import qk_space as qk
 
-    step, done = _progress("Queries and keys")
-    space = qk.qk_vectors(bert_or_raise(model), list(_texts), layer, head, max_tokens, step)
-    slot = st.empty()
-    slot.info(f"Projecting {2 * len(space.tokens):,} points with {method}…", icon=style.ICON_WAIT)
-    xy = qk.project(*qk.normalise(space.queries, space.keys), method)
-    slot.empty()
-    done()
+    with budget.heavy_here("Queries and keys"):
+        step, done = _progress("Queries and keys")
+        space = qk.qk_vectors(bert_or_raise(model), list(_texts), layer, head, max_tokens, step)
+        slot = st.empty()
+        slot.info(f"Projecting {2 * len(space.tokens):,} points with {method}…",
+                  icon=style.ICON_WAIT)
+        xy = qk.project(*qk.normalise(space.queries, space.keys), method)
+        slot.empty()
+        done()
     return dict(xy=xy, tokens=space.tokens, sentence=space.sentence, position=space.position,
                 texts=space.texts, attention=space.attention, truncated=space.truncated)
