@@ -15,7 +15,8 @@ import traceback
 
 from streamlit.web import cli
 
-from ui import models  # imported here, before the thread: never two threads importing at once
+# imported here, before the thread: never two threads importing at once
+from ui import budget, models
 
 
 def warm():
@@ -27,6 +28,7 @@ def warm():
 
 
 if __name__ == "__main__":
+    budget.return_freed_memory()  # before the model's tensors (ui/budget.py)
     threading.Thread(target=warm, name="headscope-warm-up", daemon=True).start()
     sys.argv = ["streamlit", "run", "app.py", *sys.argv[1:]]
     sys.exit(cli.main())

@@ -48,8 +48,12 @@ worker_processes 1;  # the proxy needs little CPU; the cores are the workers'
 pid {run}/nginx.pid;
 error_log {run}/nginx-error.log warn;
 
+worker_rlimit_nofile {files};
+
 events {{
-    worker_connections 1024;  # two per open session (browser side and worker side)
+    # Two per open connection (browser side and worker side): one address at its limit twice
+    # over (a hostile client, or a classroom's NAT) plus SESSIONS_PER_WORKER on every worker
+    worker_connections {connections};
 }}
 
 http {{
@@ -68,6 +72,25 @@ http {{
     include {run}/headscope.conf;
 }}
 """
+
+
+# The proxy's limits (docs/limits.md, "Deploying"): the template's per-address and per-browser
+# connection caps, and nginx's worker_connections sized from them and the number of workers.
+CONN_PER_ADDRESS = int(os.environ.get("HEADSCOPE_CONN_PER_ADDRESS", "1000"))  # a NAT'd class
+CONN_PER_BROWSER = int(os.environ.get("HEADSCOPE_CONN_PER_BROWSER", "30"))  # tabs + loads
+SESSIONS_PER_WORKER = 300  # idle sessions a worker can hold (its file descriptors: ulimit -n)
+
+
+def worker_connections(workers: int) -> int:
+    return 2 * (2 * CONN_PER_ADDRESS + SESSIONS_PER_WORKER * workers) + 256
+
+
+def template_values(listen: str, servers: str, upstream_header: bool) -> dict:
+    return dict(HEADSCOPE_LISTEN=listen, HEADSCOPE_SERVERS=servers,
+                HEADSCOPE_CONN_PER_ADDRESS=str(CONN_PER_ADDRESS),
+                HEADSCOPE_CONN_PER_BROWSER=str(CONN_PER_BROWSER),
+                HEADSCOPE_FRAME_ANCESTORS=os.environ.get("HEADSCOPE_FRAME_ANCESTORS", "'self'"),
+                HEADSCOPE_UPSTREAM_HEADER="on" if upstream_header else "off")
 
 
 def log(msg: str):
@@ -188,6 +211,10 @@ def main():
     ap.add_argument("--run-dir", help="config, pid, logs and temp files (default: a new "
                                       "directory under the system's temp directory)")
     ap.add_argument("--nginx", help="the nginx binary (default: from $PATH or /usr/sbin)")
+    ap.add_argument("--upstream-header", action="store_true",
+                    default=os.environ.get("HEADSCOPE_UPSTREAM_HEADER") == "on",
+                    help="add X-Headscope-Upstream (which worker answered: internal addresses) "
+                         "to every response; tests use it (default: off)")
     ap.add_argument("--worker-script", default=str(ROOT / "serve.py"),
                     help="what each worker runs with serve.py's arguments (benchmarks pass a "
                          "timed version)")
@@ -226,8 +253,10 @@ def main():
         listen = f"[{args.address}]:{args.port}" if ":" in args.address else \
             f"{args.address}:{args.port}"
         (run / "headscope.conf").write_text(render(
-            TEMPLATE.read_text(), dict(HEADSCOPE_LISTEN=listen, HEADSCOPE_SERVERS=servers)))
-        (run / "nginx.conf").write_text(MAIN_CONF.format(run=run))
+            TEMPLATE.read_text(), template_values(listen, servers, args.upstream_header)))
+        connections = worker_connections(len(workers))
+        (run / "nginx.conf").write_text(MAIN_CONF.format(run=run, connections=connections,
+                                                         files=connections + 256))
         nginx = spawn([nginx_bin, "-p", str(run), "-c", str(run / "nginx.conf"),
                        "-e", str(run / "nginx-error.log")], run / "nginx.out")
 

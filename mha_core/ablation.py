@@ -16,10 +16,11 @@ def output_change(intact, changed) -> torch.Tensor:
     return (1 - cos).clamp_min(0)
 
 
-def batched_last_hidden(bert, enc, masks, max_tokens=8192, max_map_bytes=2**26):
+def batched_last_hidden(bert, enc, masks, max_tokens=8192, max_map_bytes=2**26, progress=None):
     """The final hidden state for each head mask: masks (N, L, H) -> (N, T, D). One forward
     serves many masks, in chunks of at most max_tokens tokens and one layer's maps of at most
-    max_map_bytes (no layer's maps are kept); the model is untouched."""
+    max_map_bytes (no layer's maps are kept); the model is untouched. progress(done, N) is
+    called after each chunk."""
     T, H = enc.input_ids.numel(), bert.config.num_attention_heads
     step = max(1, min(max_tokens // T, max_map_bytes // (4 * H * T * T)))
     outs = []
@@ -30,22 +31,24 @@ def batched_last_hidden(bert, enc, masks, max_tokens=8192, max_map_bytes=2**26):
             types = enc.token_type_ids[None].expand(m.size(0), T)  # (B, T)
             out = bert.model(ids, token_type_ids=types, head_mask=m, output_attentions=False)
             outs.append(out.last_hidden_state)
+            if progress is not None:
+                progress(start + m.size(0), masks.size(0))
     return torch.cat(outs)  # (N, T, D)
 
 
-def head_importance(bert, text, text_pair=None) -> np.ndarray:
+def head_importance(bert, text, text_pair=None, progress=None) -> np.ndarray:
     """Michel et al. 2019 in ablation form: switch off each head alone and measure the mean
     1 - cosine of the final hidden states against the intact model. Returns (L, H)."""
     L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
     enc = bert.encode(text, text_pair)
     masks = torch.ones(1 + L * H, L * H)  # row 0 intact; row 1 + i switches head i off
     masks[1:] -= torch.eye(L * H)
-    last = batched_last_hidden(bert, enc, masks.view(-1, L, H))  # (1 + L*H, T, D)
+    last = batched_last_hidden(bert, enc, masks.view(-1, L, H), progress=progress)  # (1+L*H, T, D)
     change = output_change(last[0], last[1:]).mean(-1)  # (L*H,)
     return change.view(L, H).numpy().astype(np.float64)  # (L, H)
 
 
-def pruning_curve(bert, text, importance, text_pair=None) -> np.ndarray:
+def pruning_curve(bert, text, importance, text_pair=None, progress=None) -> np.ndarray:
     """Switch heads off cumulatively, least important first: entry k is the mean output change
     with the k least important heads off, k = 0 .. L*H. Returns (L*H + 1,)."""
     L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
@@ -54,7 +57,7 @@ def pruning_curve(bert, text, importance, text_pair=None) -> np.ndarray:
     for k in range(1, L * H + 1):
         masks[k:, order[k - 1]] = 0
     enc = bert.encode(text, text_pair)
-    last = batched_last_hidden(bert, enc, masks.view(-1, L, H))  # (L*H + 1, T, D)
+    last = batched_last_hidden(bert, enc, masks.view(-1, L, H), progress=progress)  # (L*H+1, T, D)
     return output_change(last[0], last).mean(-1).numpy().astype(np.float64)
 
 

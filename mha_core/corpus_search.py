@@ -6,7 +6,12 @@ The corpus is any list of sentences (the presets, pasted lines, a treebank's sen
 with a typed [SEP] is a pair, read as everywhere else (Bert.encode). Indexing runs it through
 the model in padded batches (attention_mask), sentences of similar length together; it keeps,
 per token, the unit-length hidden state and its top attention targets in every head of the
-layer. Searching is one matrix-vector product and numpy's argpartition.
+layer. Searching is a matrix-vector product (in chunks) and numpy's argpartition.
+
+The index is stored compactly, since a worker holds several (ui/budget.py counts them): each
+vector as int8 with one float32 scale per row (a quarter of float32: 252k tokens x 384 are
+97 MB, not 387 MB), weights as float16, positions as int32. Nearest neighbours barely move:
+bench/corpus_search.py measures the recall@k kept against float32 (docs/limits.md).
 
 Layers are 0-based indices of encoder layers here: layer l's hidden state is the output of
 layer l (hidden_states[l + 1]) and its heads are the ones that produced it (attentions[l]).
@@ -20,23 +25,52 @@ import numpy as np
 import torch
 
 TOP_TARGETS = 3  # attention targets kept per token and head
+CHUNK = 16_384  # rows scored at a time: the float32 copy of a chunk is 25 MB at D = 384
+BYTES_PER_TOKEN_EXTRA = 4 + 4 + 4 + 8  # scale, sentence, position, spans (int32 x 2)
+
+
+def quantise(v: np.ndarray, dtype=np.int8) -> tuple:
+    """(stored, scales): rows of v (N, D) as `dtype`, with v[i] ~= stored[i] * scales[i]. int8
+    scales each row by its largest |value| / 127; float16 and float32 keep scale 1."""
+    if np.dtype(dtype) != np.int8:
+        return v.astype(dtype), np.ones(len(v), np.float32)
+    scales = np.abs(v).max(axis=1) / 127.0  # (N,)
+    scales[scales == 0] = 1.0
+    stored = np.rint(v / scales[:, None]).astype(np.int8)  # (N, D)
+    return stored, scales.astype(np.float32)
+
+
+def index_bytes(n_tokens: int, D: int, H: int, dtype=np.int8) -> int:
+    """The bytes an index of n_tokens tokens holds (its arrays; the lines' text is extra)."""
+    return n_tokens * (D * np.dtype(dtype).itemsize + H * TOP_TARGETS * (2 + 2)
+                       + BYTES_PER_TOKEN_EXTRA)
 
 
 @dataclass(frozen=True)
 class CorpusIndex:
     layer: int  # 0-based encoder layer
     sentences: tuple  # the corpus lines, as given
-    vectors: np.ndarray  # (N, D) float32, unit length (read-only)
+    vectors: np.ndarray  # (N, D) int8 (or float16/float32), unit length once scaled
+    scales: np.ndarray  # (N,) float32: row i is vectors[i] * scales[i]
     sentence: np.ndarray  # (N,) which line each vector comes from
     position: np.ndarray  # (N,) its token index in that line's encoding
     spans: np.ndarray  # (N, 2) its characters in the line (start, end)
     top_keys: np.ndarray  # (N, H, K) token indices of its top attention targets in each head
-    top_weights: np.ndarray  # (N, H, K) their weights
+    top_weights: np.ndarray  # (N, H, K) float16: their weights
     tokens: tuple  # per line, its tokens (to name the targets)
     skipped: int  # lines with no token to index (blank, or nothing the tokenizer reads)
 
     def __len__(self):
         return len(self.vectors)
+
+    @property
+    def nbytes(self) -> int:
+        return sum(a.nbytes for a in (self.vectors, self.scales, self.sentence, self.position,
+                                      self.spans, self.top_keys, self.top_weights))
+
+    def unit_vectors(self, rows=slice(None)) -> np.ndarray:
+        """Rows of the vectors in float32 (M, D), scaled back to unit length (about)."""
+        return self.vectors[rows].astype(np.float32) * self.scales[rows, None]
 
 
 def _line_spans(enc, line: str, sep: str) -> list:
@@ -64,19 +98,36 @@ def _batches(lengths, max_tokens: int):
         yield batch
 
 
+def encode_lines(bert, sentences, max_length: int = 128) -> list:
+    """Each line's encoding as build_index reads it (before any forward pass: cheap)."""
+    return [bert.encode(s, max_length=max_length) for s in sentences]
+
+
+def indexed_tokens(encs) -> int:
+    """How many tokens build_index keeps of these encodings (the non-special ones)."""
+    return sum(len(e.special) - sum(e.special) for e in encs)
+
+
 def build_index(bert, sentences, layer: int, max_length: int = 128,
-                max_batch_tokens: int = 2048) -> CorpusIndex:
+                max_batch_tokens: int = 2048, dtype=np.int8, encs=None,
+                progress=None) -> CorpusIndex:
     """Index every non-special token of every sentence (each cut to max_length tokens) at
-    `layer` (0-based). Padded batches with an attention mask; the model is not changed."""
+    `layer` (0-based). Padded batches with an attention mask; the model is not changed.
+    Vectors are stored as `dtype` (quantise); encs: encode_lines' result, if already made;
+    progress(i, n) is called after each batch with the lines done."""
     L = bert.config.num_hidden_layers
     if not 0 <= layer < L:
         raise ValueError(f"layer must be in 0..{L - 1} (0-based), got {layer}")
     sentences = tuple(sentences)
     sep = bert.tokenizer.sep_token or "[SEP]"
-    encs = [bert.encode(s, max_length=max_length) for s in sentences]
+    encs = encs if encs is not None else encode_lines(bert, sentences, max_length)
     pad = bert.tokenizer.pad_token_id or 0
-    rows = dict(vectors=[], sentence=[], position=[], spans=[], keys=[], weights=[])
+    rows = dict(vectors=[], scales=[], sentence=[], position=[], spans=[], keys=[], weights=[])
+    done = 0
     for batch in _batches([len(e.tokens) for e in encs], max_batch_tokens):
+        done += len(batch)
+        if progress is not None:
+            progress(done, len(encs))
         T = max(len(encs[i].tokens) for i in batch)
         ids = torch.full((len(batch), T), pad, dtype=torch.long)  # (B, T)
         types = torch.zeros(len(batch), T, dtype=torch.long)  # (B, T)
@@ -97,28 +148,38 @@ def build_index(bert, sentences, layer: int, max_length: int = 128,
         top = att.topk(TOP_TARGETS, dim=-1)  # (n, H, K): T >= 3 here; padded keys weigh 0
         b_idx, t_idx = keep.nonzero(as_tuple=True)  # (n,) each
         line = torch.tensor(batch)[b_idx]  # (n,)
-        rows["vectors"].append(torch.nn.functional.normalize(hidden, dim=-1).numpy())
-        rows["sentence"].append(line.numpy())
-        rows["position"].append(t_idx.numpy())
+        stored, scales = quantise(torch.nn.functional.normalize(hidden, dim=-1).numpy(), dtype)
+        rows["vectors"].append(stored)
+        rows["scales"].append(scales)
+        rows["sentence"].append(line.numpy().astype(np.int32))
+        rows["position"].append(t_idx.numpy().astype(np.int32))
         rows["keys"].append(top.indices.numpy().astype(np.int16))
-        rows["weights"].append(top.values.numpy().astype(np.float32))
+        rows["weights"].append(top.values.numpy().astype(np.float16))
         spans = {i: _line_spans(encs[i], sentences[i], sep) for i in batch}
         rows["spans"].append(np.array([spans[i][t] for i, t in zip(line.tolist(),
                                                                    t_idx.tolist())],
-                                      dtype=np.int64).reshape(-1, 2))
+                                      dtype=np.int32).reshape(-1, 2))
     D, H = bert.config.hidden_size, bert.config.num_attention_heads
-    empty = dict(vectors=np.zeros((0, D), np.float32), sentence=np.zeros(0, np.int64),
-                 position=np.zeros(0, np.int64), spans=np.zeros((0, 2), np.int64),
-                 keys=np.zeros((0, H, TOP_TARGETS), np.int16),
-                 weights=np.zeros((0, H, TOP_TARGETS), np.float32))
-    arrays = {k: np.concatenate(v) if v else empty[k] for k, v in rows.items()}
-    # one order whatever the batching: by line, then position
+    empty = dict(vectors=np.zeros((0, D), dtype), scales=np.zeros(0, np.float32),
+                 sentence=np.zeros(0, np.int32), position=np.zeros(0, np.int32),
+                 spans=np.zeros((0, 2), np.int32), keys=np.zeros((0, H, TOP_TARGETS), np.int16),
+                 weights=np.zeros((0, H, TOP_TARGETS), np.float16))
+    # one order whatever the batching: by line, then position. One array at a time, so that
+    # the peak is the batches plus one array's copy, not two copies of everything
+    def joined(k):
+        parts = rows.pop(k)
+        return np.concatenate(parts) if parts else empty[k]
+
+    arrays = dict(position=joined("position"), sentence=joined("sentence"))
     order = np.lexsort((arrays["position"], arrays["sentence"]))
-    arrays = {k: v[order] for k, v in arrays.items()}
+    for k in ("position", "sentence"):
+        arrays[k] = arrays[k][order]
+    for k in list(rows):
+        arrays[k] = joined(k)[order]
     for v in arrays.values():
         v.setflags(write=False)  # shared between sessions: nobody may change it
     indexed = set(arrays["sentence"].tolist())
-    return CorpusIndex(layer, sentences, arrays["vectors"], arrays["sentence"],
+    return CorpusIndex(layer, sentences, arrays["vectors"], arrays["scales"], arrays["sentence"],
                        arrays["position"], arrays["spans"], arrays["keys"], arrays["weights"],
                        tuple(tuple(e.tokens) for e in encs),
                        sum(1 for i in range(len(sentences)) if i not in indexed))
@@ -140,13 +201,16 @@ def search(index: CorpusIndex, query, k: int = 10) -> tuple:
     most similar first."""
     q = np.asarray(query, dtype=np.float32)
     q = q / max(float(np.linalg.norm(q)), 1e-12)
-    scores = index.vectors @ q  # (N,)
+    scores = np.empty(len(index), np.float32)  # (N,)
+    for a in range(0, len(index), CHUNK):  # a chunk's float32 copy at a time, not the whole
+        b = min(a + CHUNK, len(index))
+        scores[a:b] = (index.vectors[a:b].astype(np.float32) @ q) * index.scales[a:b]
     k = min(k, len(scores))
     if k == 0:
         return np.zeros(0, np.int64), np.zeros(0, np.float32)
     rows = np.argpartition(-scores, k - 1)[:k]
     rows = rows[np.argsort(-scores[rows], kind="stable")]
-    return rows, scores[rows]
+    return rows, np.clip(scores[rows], -1.0, 1.0)  # int8 rows can overshoot 1 by ~1e-3
 
 
 def matches(index: CorpusIndex, rows, scores, head: int) -> list:

@@ -17,6 +17,11 @@ DATA = Path(__file__).parent / "data"
 # The app's default: ~150 simple English sentences annotated by hand for headscope (UD v2)
 DEFAULT_TREEBANK = DATA / "headscope-sample.conllu"
 MAX_BYTES = 10 * 1024 * 1024  # a file larger than this is refused before it is read
+# The caps an upload is read with (docs/limits.md): no model here reads more than 512 pieces, so
+# a longer sentence cannot be scored, and the longest sentences of UD English are ~160 words;
+# the app scores 3,000 sentences, and UD English-EWT's train file holds 12,544.
+MAX_UPLOAD_WORDS = 1_000
+MAX_UPLOAD_SENTENCES = 20_000
 
 
 class TreebankError(ValueError):
@@ -86,10 +91,35 @@ def _token(n: int, line: str):
         raise TreebankError(str(e), n) from None
 
 
-def _sentence(start: int, block, index: int) -> Sentence | None:
+def check_tree(heads, lines) -> None:
+    """TreebankError unless every word reaches the root (heads: 1-based, 0 = the root; lines:
+    each word's file line). Linear time: each word is walked once, and a walk stops at the first
+    word already known to reach the root."""
+    state = [0] * (len(heads) + 1)  # 0 not seen, 1 on the current walk, 2 reaches the root
+    state[0] = 2
+    for i in range(1, len(heads) + 1):
+        path, j = [], i
+        while state[j] == 0:
+            state[j] = 1
+            path.append(j)
+            j = heads[j - 1]
+        if state[j] == 1:  # the walk came back to itself
+            raise TreebankError(f"word {i}'s HEADs form a cycle, so this is not a tree",
+                                lines[i - 1])
+        for k in path:
+            state[k] = 2
+
+
+def _sentence(start: int, block, index: int, max_words: int | None = None) -> Sentence | None:
     """The syntactic words of one block, checked as a tree; None for a block without words."""
     from conllu.parser import parse_comment_line
 
+    if max_words is not None:
+        n_rows = sum(not line.lstrip().startswith("#") for _, line in block)
+        if n_rows > max_words:  # counted before any line is parsed (ranges count too: a bound)
+            raise TreebankError(f"this sentence has {n_rows:,} word lines; sentences are limited "
+                                f"to {max_words:,} words (no model here reads more than 512 "
+                                f"pieces)", start)
     meta, words = {}, []  # words: (line number, token)
     for n, line in block:
         if line.lstrip().startswith("#"):
@@ -122,14 +152,7 @@ def _sentence(start: int, block, index: int) -> Sentence | None:
     if len(roots) != 1:
         raise TreebankError(f"a sentence needs exactly one word with HEAD 0, this one has "
                             f"{len(roots)}", start)
-    for i in range(1, W + 1):  # every word must reach the root: no cycles
-        seen, j = set(), i
-        while j != 0:
-            if j in seen:
-                raise TreebankError(f"word {i}'s HEADs form a cycle, so this is not a tree",
-                                    words[i - 1][0])
-            seen.add(j)
-            j = heads[j - 1]
+    check_tree(heads, [n for n, _ in words])  # every word must reach the root: no cycles
     forms = tuple(tok["form"] for _, tok in words)
     return Sentence(sent_id=str(meta.get("sent_id") or index + 1),
                     text=str(meta.get("text") or " ".join(forms)), words=forms,
@@ -137,16 +160,23 @@ def _sentence(start: int, block, index: int) -> Sentence | None:
                     line=start)
 
 
-def read_conllu(data: bytes | str) -> list:
+def read_conllu(data: bytes | str, max_words: int | None = None,
+                max_sentences: int | None = None) -> list:
     """Every sentence of a CoNLL-U text (str or UTF-8 bytes), or TreebankError saying which line
     is wrong and why. Blocks that hold only multiword-token ranges or empty nodes have no
-    syntactic words and are skipped; a file with no words at all is an error."""
+    syntactic words and are skipped; a file with no words at all is an error. With caps (the
+    app's uploads: MAX_UPLOAD_WORDS, MAX_UPLOAD_SENTENCES), a longer sentence or file is an
+    error."""
     text = decode(data)
     if not text.strip():
         raise TreebankError("the file is empty")
     sentences, wordless = [], 0
     for start, block in _blocks(text):
-        s = _sentence(start, block, len(sentences))
+        s = _sentence(start, block, len(sentences), max_words)
+        if max_sentences is not None and s is not None and len(sentences) == max_sentences:
+            raise TreebankError(f"the file has more than {max_sentences:,} sentences, the "
+                                f"most an upload may hold; score it with the command line "
+                                f"(python -m mha_core.syntax FILE.conllu)", start)
         if s is None:
             wordless += 1
         else:

@@ -5,13 +5,21 @@ at that layer is most similar (cosine), with their sentences, and what each atte
 head of the layer. The index is built once per (model, corpus, layer) and shared.
 """
 
+import hashlib
 import zlib
 
 import pandas as pd
 import streamlit as st
 
-from mha_core.corpus_search import build_index, matches, search
-from ui import guards, link, models, presets, sidebar, style
+from mha_core.corpus_search import (
+    build_index,
+    encode_lines,
+    index_bytes,
+    indexed_tokens,
+    matches,
+    search,
+)
+from ui import budget, guards, link, models, presets, sidebar, style
 from ui.labels import visible
 from ui.page import Page
 from ui.presentation import presenting, tucked
@@ -25,11 +33,41 @@ CORPUS_TOKENS = 128  # each line is cut to this many tokens, as in All heads' co
 CONTEXT = 60  # characters of the line shown on each side of a match
 
 
-@st.cache_resource(max_entries=4, ttl=models.CACHE_TTL, show_spinner=False)
-def corpus_index(name: str, sentences: tuple, layer: int):
-    """The index of a corpus at one layer (0-based), shared by every session: its arrays are
-    read-only."""
-    return build_index(models.bert_or_raise(name), sentences, layer, max_length=CORPUS_TOKENS)
+def corpus_index(name: str, bert, lines: list, layer: int):
+    """The index of a corpus at one layer (0-based), shared by every session (its arrays are
+    read-only) and counted in the worker's budget (ui/budget.py); built with a progress bar,
+    in the worker's one indexing slot. Streamlit's Stop, a rerun or a closed tab end a build
+    at the next batch. None, with a message, when it would not fit the budget."""
+    lines_id = hashlib.sha256("\x1e".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
+    key, cache = (name, layer, lines_id), budget.corpus_indexes
+    index = cache.get(key)
+    if index is not None:
+        return index
+    encs = encode_lines(bert, lines, CORPUS_TOKENS)
+    n = indexed_tokens(encs)
+    need = index_bytes(n, bert.config.hidden_size, bert.config.num_attention_heads)
+    if need > cache.budget:
+        fit = max(1, int(len(lines) * cache.budget / need))
+        st.warning(f"These {len(lines):,} lines hold {n:,} tokens to index "
+                   f"({need / budget.MB:,.0f} MB); this server keeps at most "
+                   f"{cache.budget / budget.MB:,.0f} MB of corpus indexes. Paste fewer or shorter "
+                   f"lines: about {fit:,} lines like these fit.",
+                   icon=style.ICON_CUT)
+        return None
+    slot = st.empty()
+
+    def step(i, n_lines):
+        slot.progress(i / n_lines, text=f"Indexing {n_lines:,} line(s) at layer {layer + 1}: "
+                                        f"{i:,} done (Stop, at the top right, cancels)")
+
+    def waiting():
+        slot.info("Another corpus is being indexed on this server; yours starts when it is "
+                  "done.", icon=style.ICON_WAIT)
+
+    index = cache.get_or_build(key, need, lambda: build_index(
+        bert, lines, layer, max_length=CORPUS_TOKENS, encs=encs, progress=step), waiting)
+    slot.empty()
+    return index
 
 
 def cell(s: str) -> str:
@@ -117,8 +155,7 @@ k = c4.select_slider("Matches", [5, 10, 20, 50], value=5 if presenting() else 10
 if not lines:
     st.info("Paste at least one sentence, one per line.", icon=style.ICON_TYPE)
     st.stop()
-with st.spinner(f"Indexing {len(lines):,} sentence(s) at layer {layer + 1}…"):
-    index = guards.computed_or_none(corpus_index, name, tuple(lines), layer)
+index = corpus_index(name, bert, lines, layer)
 if index is None:
     st.stop()
 if index.skipped:

@@ -10,8 +10,8 @@ import streamlit as st
 
 from mha_core import ablation as ab
 from mha_core.heads import HeadId, head_names, layer_names, parse_layer
+from ui import budget, guards, link, masked_words, models, sidebar, style
 from ui import figures as fg
-from ui import guards, link, masked_words, models, sidebar, style
 from ui.page import Page
 from ui.presentation import note, plot, presenting, tucked
 
@@ -21,11 +21,21 @@ pending = PAGE.start()
 HOW = {"heads": "Single heads", "layers": "Whole layers", "top": "Keep only the top k per layer"}
 
 
-@st.cache_data(**models.bounded(), show_spinner="Switching each head off in turn…")
+@st.cache_data(**models.bounded(), show_spinner=False)
 def importance_view(name: str, text: str, pair: str | None = None) -> dict:
+    """The ranking, in the worker's heavy-work slot, with a progress bar: Streamlit's Stop, a
+    rerun or a closed tab end it at the next batch of masks."""
     bert = models.bert_or_raise(name)
-    imp = ab.head_importance(bert, text, pair)  # (L, H)
-    return dict(importance=imp, curve=ab.pruning_curve(bert, text, imp, pair))
+    with budget.heavy_here("Ranking the heads"):
+        bar = st.progress(0.0, text="Switching each head off in turn…")
+
+        def step(half: int, what: str):
+            return lambda i, n: bar.progress((half + i / n) / 2, text=f"{what}: {i} of {n} runs")
+
+        imp = ab.head_importance(bert, text, pair, step(0, "Each head off in turn"))  # (L, H)
+        curve = ab.pruning_curve(bert, text, imp, pair, step(1, "Heads off cumulatively"))
+        bar.empty()
+    return dict(importance=imp, curve=curve)
 
 
 @st.cache_data(**models.bounded(), show_spinner="Running the model with the heads off…")

@@ -9,7 +9,13 @@ import streamlit as st
 from mha_core.heads import HeadId, head_names
 from mha_core.syntax import DIRECTIONS
 from mha_core.text import word_groups
-from mha_core.treebank import TreebankError, find_sentences, size_text
+from mha_core.treebank import (
+    MAX_UPLOAD_SENTENCES,
+    MAX_UPLOAD_WORDS,
+    TreebankError,
+    find_sentences,
+    size_text,
+)
 from ui import figures as fg
 from ui import guards, link, models, sidebar, style
 from ui import treebanks as tb
@@ -63,8 +69,9 @@ def chosen_treebank(where=st):
             st.stop()
     up = st.file_uploader("A treebank in CoNLL-U", type=["conllu"], key="wh_upload",
                           max_upload_size=tb.MAX_UPLOAD_MB,
-                          help=f"UTF-8, up to {tb.MAX_UPLOAD_MB} MB, with HEAD and DEPREL "
-                               "filled in (a UD treebank's .conllu files are).")
+                          help=f"UTF-8, up to {tb.MAX_UPLOAD_MB} MB, {MAX_UPLOAD_SENTENCES:,} "
+                               f"sentences and {MAX_UPLOAD_WORDS:,} words a sentence, with "
+                               "HEAD and DEPREL filled in (a UD treebank's .conllu files are).")
     if up is None:
         st.info("Upload a `.conllu` file to score every head against its trees.",
                 icon=style.ICON_TREE)
@@ -75,13 +82,13 @@ def chosen_treebank(where=st):
                  f"{tb.MAX_UPLOAD_MB} MB. Score a larger treebank with the command line: "
                  "`python -m mha_core.syntax FILE.conllu`.", icon=style.ICON_ERROR)
         st.stop()
-    try:
-        digest = tb.digest(data)
-        return "your upload", "upload:" + digest, tb.read_upload(digest, data)
-    except TreebankError as e:
+    digest = tb.digest(data)
+    sentences, why = tb.read_upload(digest, data)
+    if why is not None:
         st.error("This file is not a treebank headscope can score: "
-                 f"{guards.md_text(str(e)[:300])}", icon=style.ICON_ERROR)
+                 f"{guards.md_text(why[:300])}", icon=style.ICON_ERROR)
         st.stop()
+    return "your upload", "upload:" + digest, sentences
 
 
 def relation_table(sc, reported) -> pd.DataFrame:
@@ -97,9 +104,18 @@ def relation_table(sc, reported) -> pd.DataFrame:
         "gain": [round(100 * (r["acc"] - r["baseline"]), 1) for r in rows]})
 
 
+MAX_READINGS = 8  # the "Reading" choices offered for one sentence
+
+
 def sentence_words(bert, text, sentences):
     """(words, gold triples or None, [the gold sentence's id]) for the sidebar's text."""
-    matches = find_sentences(sentences, text)
+    # only what is scored is searched, and a bounded number of readings is offered: a treebank
+    # holding the same sentence thousands of times must not draw thousands of buttons
+    found = find_sentences(sentences[:tb.MAX_SENTENCES], text)
+    matches = found[:MAX_READINGS]
+    if len(found) > MAX_READINGS:
+        st.caption(f"{len(found):,} scored sentences read this way; the first {MAX_READINGS} "
+                   "are offered.")
     if not matches:
         enc = bert.encode(text)
         labels, groups = word_groups(enc, enc.source.text, enc.source.pair)  # a typed [SEP]: a pair

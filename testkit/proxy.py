@@ -24,8 +24,9 @@ NGINX = next((p for p in (shutil.which("nginx"), "/usr/sbin/nginx", "/usr/local/
 
 
 def start_proxy(run_dir: Path, workers: int = 2, env_extra=None, worker_script=None,
-                timeout: float = 300):
-    """Start the launcher; return (process, state) once serve.json says everything is up."""
+                timeout: float = 300, upstream_header: bool = True):
+    """Start the launcher; return (process, state) once serve.json says everything is up.
+    upstream_header: X-Headscope-Upstream on every response (off in production)."""
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, str(LAUNCHER), "--workers", str(workers), "--port", str(free_port()),
@@ -34,6 +35,8 @@ def start_proxy(run_dir: Path, workers: int = 2, env_extra=None, worker_script=N
         cmd += ["--nginx", NGINX]
     if worker_script:
         cmd += ["--worker-script", str(worker_script)]
+    if upstream_header:
+        cmd += ["--upstream-header"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1", **(env_extra or {})}
     log_path = run_dir / "launcher.log"
     with open(log_path, "w") as log:

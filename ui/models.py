@@ -121,8 +121,13 @@ def bert_or_raise(name: str):
 @st.cache_data(**bounded(), show_spinner="Running the model on this text…")
 def attend(name: str, text: str, text_pair: str | None = None):
     """The cached result of bert.attend for (model, text, pair). Copied per caller."""
+    from . import budget  # here: ui.budget imports this module
+
     bert = bert_or_raise(name)
-    return bert.attend(text, text_pair)
+    if not budget.is_long(bert, text, text_pair):
+        return bert.attend(text, text_pair)
+    with budget.heavy_here("Running the model on this long text"):  # one at a time (memory)
+        return bert.attend(text, text_pair)
 
 
 @st.cache_data(**bounded(1024), show_spinner=False)

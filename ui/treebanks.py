@@ -11,7 +11,7 @@ import os
 
 import streamlit as st
 
-from . import style
+from . import budget, style
 from .models import bert_or_raise, bounded
 
 SAMPLE = "Hand-made sample (bundled)"
@@ -45,11 +45,17 @@ def read_named(name: str) -> list:
 
 
 @st.cache_data(**bounded(8), show_spinner=False)
-def read_upload(digest: str, _data: bytes) -> list:
-    """An upload's sentences, cached by the bytes' digest."""
-    from mha_core.treebank import read_conllu
+def read_upload(digest: str, _data: bytes) -> tuple:
+    """(sentences, None) or (None, why the file was refused): an upload read with the caps on
+    words and sentences, cached by the bytes' digest. The refusal is returned, not raised:
+    st.cache_data caches no exception, and a refused 10 MB file would be parsed again on every
+    rerun."""
+    from mha_core.treebank import MAX_UPLOAD_SENTENCES, MAX_UPLOAD_WORDS, TreebankError, read_conllu
 
-    return read_conllu(_data)
+    try:
+        return read_conllu(_data, MAX_UPLOAD_WORDS, MAX_UPLOAD_SENTENCES), None
+    except TreebankError as e:
+        return None, str(e)
 
 
 def digest(data: bytes) -> str:
@@ -78,9 +84,10 @@ def scores(model: str, key: str, _sentences):
     or an upload's digest)."""
     from mha_core.syntax import score_treebank
 
-    step, done = _progress("Scoring every head against the trees")
-    out = score_treebank(bert_or_raise(model), _sentences[:MAX_SENTENCES], progress=step)
-    done()
+    with budget.heavy_here("Scoring every head"):
+        step, done = _progress("Scoring every head against the trees")
+        out = score_treebank(bert_or_raise(model), _sentences[:MAX_SENTENCES], progress=step)
+        done()
     return out
 
 
@@ -89,9 +96,10 @@ def norm_shares(model: str, key: str, _texts) -> dict:
     """[CLS]/[SEP]/punctuation shares by weight and by norm over the texts `key` names."""
     from mha_core.norms import weight_and_norm_shares
 
-    step, done = _progress("Weights and norms")
-    out = weight_and_norm_shares(bert_or_raise(model), list(_texts), progress=step)
-    done()
+    with budget.heavy_here("Weights and norms"):
+        step, done = _progress("Weights and norms")
+        out = weight_and_norm_shares(bert_or_raise(model), list(_texts), progress=step)
+        done()
     return out
 
 
@@ -101,12 +109,14 @@ def qk_points(model: str, key: str, _texts, layer: int, head: int, method: str,
     """One head's queries and keys over the texts `key` names, normalised and projected."""
     from mha_core import qk_space as qk
 
-    step, done = _progress("Queries and keys")
-    space = qk.qk_vectors(bert_or_raise(model), list(_texts), layer, head, max_tokens, step)
-    slot = st.empty()
-    slot.info(f"Projecting {2 * len(space.tokens):,} points with {method}…", icon=style.ICON_WAIT)
-    xy = qk.project(*qk.normalise(space.queries, space.keys), method)
-    slot.empty()
-    done()
+    with budget.heavy_here("Queries and keys"):
+        step, done = _progress("Queries and keys")
+        space = qk.qk_vectors(bert_or_raise(model), list(_texts), layer, head, max_tokens, step)
+        slot = st.empty()
+        slot.info(f"Projecting {2 * len(space.tokens):,} points with {method}…",
+                  icon=style.ICON_WAIT)
+        xy = qk.project(*qk.normalise(space.queries, space.keys), method)
+        slot.empty()
+        done()
     return dict(xy=xy, tokens=space.tokens, sentence=space.sentence, position=space.position,
                 texts=space.texts, attention=space.attention, truncated=space.truncated)

@@ -54,22 +54,31 @@ def test_matches_and_targets_against_bert_attend(bundled, at):
     token_box(at).set_value(pos).run()
     survives(at)
     lines = EXAMPLE_LINES
-    want = brute_force(bundled, lines, res.hidden_states[2][pos].numpy(), 1)[:10]
+    want = brute_force(bundled, lines, res.hidden_states[2][pos].numpy(), 1)[:12]
     got = table(at)
     assert len(got) == 10
-    np.testing.assert_allclose([float(s) for s in got["similarity"]], [w[0] for w in want],
-                               atol=1e-3)
+    # 3 decimals shown, and the index's int8 vectors move a cosine by ~1e-3 (bounded exactly in
+    # tests/model/test_corpus_search.py): matches closer than that may trade places
+    near = 3e-3
+    np.testing.assert_allclose([float(s) for s in got["similarity"]], [w[0] for w in want[:10]],
+                               atol=near)
     assert plain(got["token"][0]) == "with" and float(got["similarity"][0]) == pytest.approx(1)
-    for row, (_, line, t, line_res) in zip(got.itertuples(index=False), want):
-        text = lines[line]
-        assert plain(row.before) + plain(row.token) + plain(row.after) == visible(text)
-        att = line_res.attentions[1, 2, t]  # layer 2, head 3 (from 1)
-        top = att.topk(3)
+    for row in got.itertuples(index=False):
+        shown_text = plain(row.before) + plain(row.token) + plain(row.after)
         shown = row[4].split(" · ")
-        assert [s.rsplit(" ", 1)[0].replace("\\", "") for s in shown] == [
-            line_res.tokens[i] for i in top.indices.tolist()]
-        np.testing.assert_allclose([float(s.rsplit(" ", 1)[1]) for s in shown],
-                                   top.values.numpy(), atol=0.006)
+        names = [s.rsplit(" ", 1)[0].replace("\\", "") for s in shown]
+        weights = [float(s.rsplit(" ", 1)[1]) for s in shown]
+        assert any(targets_agree(w, names, weights) for w in want
+                   if abs(w[0] - float(row.similarity)) <= near
+                   and visible(lines[w[1]]) == shown_text), shown_text
+
+
+def targets_agree(w, names, weights) -> bool:
+    """Whether a brute-force match's top three targets in layer 2, head 3 are the ones shown."""
+    _, _, t, line_res = w
+    top = line_res.attentions[1, 2, t].topk(3)  # layer 2, head 3 (from 1)
+    return (names == [line_res.tokens[i] for i in top.indices.tolist()]
+            and np.allclose(weights, top.values.numpy(), atol=0.006))
 
 
 def test_pasted_lines_stay_text(bundled):

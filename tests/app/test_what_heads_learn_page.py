@@ -146,6 +146,8 @@ ONE = "\n".join(["# sent_id = up-1", "1\tDogs\t_\t_\t_\t_\t2\tnsubj\t_\t_",
     (b"1\tx\t_\t_\n", "line 1: expected 10 tab-separated columns"),
     (b"\xff\xfe<script>", "not UTF-8"),
     (b"#" * (50 * 2**20), "uploads are limited to 10 MB"),
+    ("".join(f"{i}\tw\t_\t_\t_\t_\t{(i + 1) % 1002}\tdep\t_\t_\n" for i in range(1, 1002))
+     .encode(), "line 1: this sentence has 1,001 word lines; sentences are limited to 1,000"),
 ])
 def test_uploads(bundled, data, said):
     at = open_app("what_heads_learn", text="Dogs bark.")
@@ -196,3 +198,23 @@ def test_a_bert_base_shaped_checkpoint(base_dir, monkeypatch, tmp_path):
     assert array(chart(at, "wh_matrix")["data"][0]["z"]).shape[0] == 144
     assert len(chart(at, "wh_norms")["data"][0]["y"]) == 12
     # its query/key space: tests/model/test_bert_base_shape.py
+
+
+def test_readings_are_bounded_and_come_from_what_is_scored(bundled, tmp_path, monkeypatch):
+    """30 copies of one sentence, 20 scored: the choice offers 8, and a sentence found only
+    after the scored ones gives no gold tree."""
+    monkeypatch.setattr(tb, "MAX_SENTENCES", 20)
+    blocks = [ONE.replace("up-1", f"copy-{i}") for i in range(30)]
+    blocks.append(ONE.replace("up-1", "late").replace("Dogs", "Cats"))
+    (tmp_path / "copies.conllu").write_text("\n".join(blocks), encoding="utf-8")
+    monkeypatch.setenv("HEADSCOPE_TREEBANKS", f"copies={tmp_path / 'copies.conllu'}")
+    at = open_app("what_heads_learn", text="Dogs bark.", treebank="copies")
+    at.number_input(key="wh_min_arcs_0").set_value(1).run()
+    survives(at)
+    assert at.radio(key="wh_reading").options == [f"copy-{i}" for i in range(8)]
+    assert "30 scored sentences" not in messages(at) and "20 scored sentences" in messages(at)
+    at = open_app("what_heads_learn", text="Cats bark.", treebank="copies")
+    at.number_input(key="wh_min_arcs_0").set_value(1).run()
+    survives(at)
+    assert "On the sentence in the sidebar" in [h.value for h in at.subheader]
+    assert not at.radio  # no gold reading: "late" is not scored

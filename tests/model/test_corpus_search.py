@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from mha_core.corpus_search import build_index, matches, search
+from mha_core.corpus_search import build_index, index_bytes, matches, search
 
 LINES = ["I saw the man with a telescope.",
          "The astronomer saw the man with a telescope.",
@@ -23,7 +23,23 @@ def index(bundled):
     return build_index(bundled, LINES, layer=2, max_length=64, max_batch_tokens=256)
 
 
-def test_index_holds_each_sentences_own_hidden_states_and_targets(bundled, index):
+@pytest.fixture(scope="module")
+def exact(bundled):
+    """The same index with float32 vectors."""
+    return build_index(bundled, LINES, layer=2, max_length=64, max_batch_tokens=256,
+                       dtype=np.float32)
+
+
+def test_int8_vectors_are_the_float32_ones_within_half_a_step(index, exact):
+    assert index.vectors.dtype == np.int8 and exact.vectors.dtype == np.float32
+    step = np.abs(exact.vectors).max(axis=1, keepdims=True) / 127  # (N, 1)
+    assert (np.abs(index.unit_vectors() - exact.vectors) <= step / 2 + 1e-6).all()
+    assert index.nbytes < exact.nbytes / 2
+    assert index_bytes(len(index), 384, 12) == index.nbytes
+
+
+def test_index_holds_each_sentences_own_hidden_states_and_targets(bundled, exact):
+    index = exact
     assert index.skipped == 2  # the blank line and the zero-width one
     for line, text in enumerate(LINES):
         rows = np.flatnonzero(index.sentence == line)
@@ -41,7 +57,7 @@ def test_index_holds_each_sentences_own_hidden_states_and_targets(bundled, index
             np.testing.assert_array_equal(np.sort(index.top_keys[r], -1), np.sort(want, -1))
             np.testing.assert_allclose(index.top_weights[r],
                                        np.take_along_axis(att[:, t], index.top_keys[r]
-                                                          .astype(np.int64), -1), atol=1e-5)
+                                                          .astype(np.int64), -1), atol=1e-3)
 
 
 def test_the_index_cannot_be_changed(index):
@@ -49,13 +65,17 @@ def test_the_index_cannot_be_changed(index):
         index.vectors[0, 0] = 1.0
 
 
-def test_search_is_the_brute_force_cosine_ranking(bundled, index):
+def test_search_is_the_brute_force_cosine_ranking(bundled, index, exact):
     q = bundled.attend("She looked at the bank.").hidden_states[3][5].numpy()  # "bank"
     rows, scores = search(index, q, k=7)
-    V = index.vectors.astype(np.float64)
-    cos = V @ q / (np.linalg.norm(V, axis=1) * np.linalg.norm(q))
+    V = index.unit_vectors().astype(np.float64)  # what the int8 index holds: unit length
+    cos = V @ q / np.linalg.norm(q)  # within half a step a component
     assert rows.tolist() == np.argsort(-cos, kind="stable")[:7].tolist()
     np.testing.assert_allclose(scores, cos[rows], atol=1e-5)
+    # against float32's cosine: at most half a step a component, times |q|_1 / |q|_2
+    step = np.abs(exact.vectors).max(axis=1) / 127  # (N,)
+    bound = step / 2 * np.abs(q).sum() / np.linalg.norm(q) + 1e-6
+    assert (np.abs(cos - exact.vectors @ q / np.linalg.norm(q)) <= bound).all()
     found = matches(index, rows, scores, head=4)
     assert found[0].token.lower() == "bank"
 
@@ -74,7 +94,7 @@ def test_matches_point_at_the_tokens_characters(bundled, index):
 
 def test_batching_changes_nothing_and_bad_layers_are_refused(bundled, index):
     one = build_index(bundled, LINES, layer=2, max_length=64, max_batch_tokens=1)
-    np.testing.assert_allclose(one.vectors, index.vectors, atol=2e-5)
+    np.testing.assert_array_equal(one.vectors, index.vectors)
     np.testing.assert_array_equal(one.position, index.position)
     with pytest.raises(ValueError, match="layer must be in 0..5"):
         build_index(bundled, LINES, layer=6)

@@ -111,7 +111,9 @@ def test_compose_runs_replicas_behind_the_same_nginx_template(compose):
 def test_template_pins_sessions_and_passes_websockets():
     text = TEMPLATE.read_text()
     conf = re.sub(r"#.*", "", text)  # directives only
-    assert template_names() == {"HEADSCOPE_LISTEN", "HEADSCOPE_SERVERS"}
+    assert template_names() == {"HEADSCOPE_LISTEN", "HEADSCOPE_SERVERS",
+                                "HEADSCOPE_CONN_PER_ADDRESS", "HEADSCOPE_CONN_PER_BROWSER",
+                                "HEADSCOPE_FRAME_ANCESTORS", "HEADSCOPE_UPSTREAM_HEADER"}
     for name in template_names():  # once, in a directive: a value may span lines
         assert text.count("${" + name + "}") == conf.count("${" + name + "}") == 1
     assert re.search(r"hash \$headscope_key consistent;", conf)

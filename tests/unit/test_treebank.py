@@ -1,11 +1,15 @@
 """Reading CoNLL-U: what is skipped, what is an error (with its line and reason), and the
 hand-made sample treebank checked as UD trees."""
 
+import random
+
 import pytest
 
 from mha_core.treebank import (
     DEFAULT_TREEBANK,
+    MAX_UPLOAD_WORDS,
     TreebankError,
+    check_tree,
     find_sentences,
     read_conllu,
     read_treebank,
@@ -150,3 +154,68 @@ def test_sample_has_both_telescope_readings(sample):
     for s in found:
         assert s.words == ("I", "saw", "the", "man", "with", "a", "telescope", ".")
         assert s.heads[4] == 7 and s.deprels[4] == "case"  # "with" attaches to the noun
+
+
+# --- bounded work: the tree check is linear, uploads are capped -------------------------------
+
+class CountingHeads(list):
+    """A list of heads that counts how often it is read."""
+    reads = 0
+
+    def __getitem__(self, i):
+        CountingHeads.reads += 1
+        return super().__getitem__(i)
+
+
+def chain(n: int) -> str:
+    """One sentence whose word i has HEAD i+1 and the last word is the root: the deepest tree."""
+    return "".join(row(i, "w", i + 1 if i < n else 0, "dep" if i < n else "root") + "\n"
+                   for i in range(1, n + 1))
+
+
+def test_tree_check_reads_each_head_once_on_a_40k_word_chain():
+    heads = CountingHeads(range(2, 40_001))
+    heads.append(0)
+    CountingHeads.reads = 0
+    check_tree(heads, list(range(1, 40_001)))
+    assert CountingHeads.reads <= 40_000  # the old walk from every word read ~8e8
+
+
+def reaches_root(heads, i):
+    """The definition: following the heads from word i gets to 0 within len(heads) steps."""
+    for _ in range(len(heads) + 1):
+        if i == 0:
+            return True
+        i = heads[i - 1]
+    return False
+
+
+def test_tree_check_agrees_with_walking_every_word_to_the_root():
+    rng = random.Random(0)
+    for _ in range(2000):
+        W = rng.randint(1, 7)
+        heads = [rng.randint(0, W) for _ in range(W)]
+        tree = all(reaches_root(heads, i) for i in range(1, W + 1))
+        try:
+            check_tree(heads, list(range(1, W + 1)))
+            assert tree, heads
+        except TreebankError:
+            assert not tree, heads
+
+
+@pytest.mark.timeout(60)  # quadratic, this took 53 s of CPU; linear, well under a second
+def test_a_40k_word_chain_tree_is_read_without_caps():
+    (s,) = read_conllu(chain(40_000))
+    assert len(s.words) == 40_000 and s.heads[-1] == 0
+
+
+def test_upload_caps_are_stated_in_the_message():
+    with pytest.raises(TreebankError, match="limited to 1,000 words") as e:
+        read_conllu(chain(40_000), max_words=MAX_UPLOAD_WORDS)
+    assert e.value.line == 1 and "40,000 word lines" in str(e.value)
+    read_conllu(chain(1_000), max_words=MAX_UPLOAD_WORDS)  # at the cap: read
+    many = "\n\n".join([row(1, "a", 0, "root")] * 4) + "\n"
+    assert len(read_conllu(many, max_sentences=4)) == 4
+    with pytest.raises(TreebankError, match="more than 3 sentences") as e:
+        read_conllu(many, max_sentences=3)
+    assert e.value.line == 7

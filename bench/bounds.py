@@ -1,0 +1,222 @@
+"""The worst case of every expensive thing a visitor can start, with the bounds in place: its CPU
+seconds and peak RSS, and what it does to another session of the same worker meanwhile.
+
+    .venv/bin/python bench/bounds.py [--only corpus_index ...] [--quick]
+
+Each action runs in a fresh child process (a worker with the model loaded and nothing else), so
+the peak RSS (ru_maxrss) is that action's on top of a fresh worker. In the same child a thread
+plays another student: it runs the bundled model on a new 12-word sentence again and again (the
+Explorer's Enter -> script finished is ~that forward pass plus ~0.15 s of page) and its p95 is
+printed, alone first and then while the action runs. Torch uses one thread, as in the app.
+The machine's load average is printed with every figure: other work on a shared machine makes
+these numbers noisy. Also printed: the recall@10 that the corpus index's int8 (and float16)
+vectors keep against float32, on the same corpus.
+"""
+
+import argparse
+import contextlib
+import json
+import os
+import resource
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+ACTIONS = ["treebank_chain", "treebank_upload", "treebank_scoring", "corpus_index",
+           "attend_512", "attend_512_x8", "attend_512_x8_slot", "head_lab_ranking", "tsne"]
+WORDS = ("the old man saw a small bird near the river bank with great care because it was "
+         "late in the morning after the storm").split()
+
+
+def rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def row(i: int, form: str, head: int, rel: str) -> str:
+    return f"{i}\t{form}\t_\t_\t_\t_\t{head}\t{rel}\t_\t_\n"
+
+
+def sentence_rows(n: int) -> str:
+    return "".join(row(i, WORDS[i % len(WORDS)], i + 1 if i < n else 0, "dep" if i < n else "root")
+                   for i in range(1, n + 1))
+
+
+def neighbour(bert, stop: threading.Event, times: list):
+    rng = np.random.default_rng(0)
+    while not stop.is_set():
+        text = " ".join(rng.choice(WORDS, 12)) + "."
+        t = time.perf_counter()
+        bert.attend(text)
+        times.append(time.perf_counter() - t)
+
+
+def run_action(name: str, bert, quick: bool) -> dict:
+    """The action's own work; returns what it measured beside the time."""
+    from mha_core import treebank as tbk
+
+    if name == "treebank_chain":  # 40k words in one sentence: refused by the cap, then uncapped
+        text = sentence_rows(40_000)
+        try:
+            tbk.read_conllu(text, tbk.MAX_UPLOAD_WORDS, tbk.MAX_UPLOAD_SENTENCES)
+        except tbk.TreebankError as e:
+            refused = str(e)[:60]
+        tbk.read_conllu(text)
+        return dict(detail=f"capped: '{refused}…'; uncapped: read")
+    if name == "treebank_upload":  # ~10 MB: 20,000 sentences of ~22 words, the most allowed
+        one = sentence_rows(22) + "\n"
+        data = (one * (tbk.MAX_BYTES // len(one.encode())))
+        n = min(tbk.MAX_UPLOAD_SENTENCES, data.count("\n\n"))
+        data = one * n
+        got = tbk.read_conllu(data.encode(), tbk.MAX_UPLOAD_WORDS, tbk.MAX_UPLOAD_SENTENCES)
+        return dict(detail=f"{len(data.encode()) / 2**20:.1f} MB, {len(got):,} sentences read")
+    if name == "treebank_scoring":  # the app scores at most 3,000 sentences
+        from mha_core.syntax import score_treebank
+        from ui.treebanks import MAX_SENTENCES
+
+        sample = tbk.read_treebank(tbk.DEFAULT_TREEBANK)
+        n = 300 if quick else MAX_SENTENCES
+        sentences = (sample * (n // len(sample) + 1))[:n]
+        sc = score_treebank(bert, sentences)
+        return dict(detail=f"{sc.used:,} sentences scored")
+    if name == "corpus_index":  # 2,000 lines of ~140 words at the last layer (the page's max)
+        from bench.corpus_search import make_corpus
+        from mha_core.corpus_search import build_index
+
+        lines = [" ".join(make_corpus(40, seed=i)[:8])[:900] for i in range(200 if quick else 2000)]
+        index = build_index(bert, lines, bert.config.num_hidden_layers - 1, max_length=128)
+        return dict(detail=f"{len(index):,} tokens, {index.nbytes / 2**20:.0f} MB stored")
+    if name.startswith("attend_512"):  # the issue's 1.5 GB transient: hostile links
+        import pickle
+
+        from ui.budget import heavy
+
+        def one(i, out):  # a 512-token text through st.cache_data: run, pickle, copy back
+            with heavy() if name.endswith("slot") else contextlib.nullcontext():  # as the app
+                res = bert.attend(" ".join(WORDS[i:] + WORDS * 40))
+            blob = pickle.dumps(res, protocol=pickle.HIGHEST_PROTOCOL)  # Streamlit's, after
+            out.append((len(pickle.loads(blob).tokens), len(blob)))
+
+        out, n = [], 1 if name == "attend_512" else 8  # x8: eight sessions' page loads at once
+        threads = [threading.Thread(target=one, args=(i, out)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        del threads
+        import gc
+
+        gc.collect()
+        with open("/proc/self/status") as f:
+            now = next(int(line.split()[1]) // 1024 for line in f if line.startswith("VmRSS"))
+        return dict(detail=f"{n} x {out[0][0]} tokens, {out[0][1] / 2**20:.0f} MB pickled "
+                           f"each; RSS after: {now} MB; MALLOC_ARENA_MAX="
+                           f"{os.environ.get('MALLOC_ARENA_MAX', 'unset')}")
+    if name == "head_lab_ranking":  # 2·L·H + 2 forward passes of RANK_MAX_TOKENS tokens
+        from mha_core import ablation as ab
+
+        text = " ".join((WORDS * 20)[:230])
+        imp = ab.head_importance(bert, text)
+        ab.pruning_curve(bert, text, imp)
+        return dict(detail=f"{len(bert.encode(text).tokens)} tokens")
+    if name == "tsne":  # What heads learn: 2,000 tokens -> 4,000 points
+        from mha_core import qk_space as qk
+
+        texts = [" ".join(np.random.default_rng(i).choice(WORDS, 20)) for i in range(120)]
+        space = qk.qk_vectors(bert, texts, 0, 0, 400 if quick else qk.MAX_TOKENS)
+        qk.project(*qk.normalise(space.queries, space.keys), "t-SNE")
+        return dict(detail=f"{2 * len(space.tokens):,} points")
+    raise ValueError(name)
+
+
+def child(name: str, quick: bool):
+    import torch
+
+    import mha_core
+
+    torch.set_num_threads(1)
+    bert = mha_core.load_bert()
+    bert.attend("warm up")
+    base_rss = rss_mb()
+    stop, alone, during = threading.Event(), [], []
+    t = threading.Thread(target=neighbour, args=(bert, stop, alone))
+    t.start()
+    time.sleep(3)
+    stop.set()
+    t.join()
+    stop = threading.Event()
+    t = threading.Thread(target=neighbour, args=(bert, stop, during))
+    t.start()
+    cpu, wall = time.thread_time(), time.perf_counter()  # this thread's CPU (torch: 1 thread)
+    out = run_action(name, bert, quick)
+    cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
+    stop.set()
+    t.join()
+    out.update(action=name, cpu=round(cpu, 2), wall=round(wall, 2),
+               base_rss=round(base_rss), peak_rss=round(rss_mb()),
+               p95_alone=round(float(np.percentile(alone, 95)) * 1000),
+               p95_during=round(float(np.percentile(during, 95)) * 1000) if during else None,
+               load=os.getloadavg()[0])
+    print(json.dumps(out))
+
+
+def recall(quick: bool):
+    """recall@10 of int8 and float16 vectors against float32, queries from other lines."""
+    import torch
+
+    import mha_core
+    from bench.corpus_search import make_corpus
+    from mha_core.corpus_search import build_index, quantise
+
+    torch.set_num_threads(1)
+    bert = mha_core.load_bert()
+    lines = make_corpus(300 if quick else 1500, seed=3)
+    ref = build_index(bert, lines, 1, dtype=np.float32)
+    queries = build_index(bert, make_corpus(100, seed=4), 1, dtype=np.float32).vectors
+    top = lambda V, q, k=10: set(np.argpartition(-(V @ q), k)[:k].tolist())  # noqa: E731
+    for dtype in (np.int8, np.float16):
+        stored, scales = quantise(ref.vectors, dtype)
+        V = stored.astype(np.float32) * scales[:, None]
+        got = [len(top(V, q) & top(ref.vectors, q)) / 10 for q in queries]
+        print(f"  recall@10 of {np.dtype(dtype).name:8s} vs float32: {np.mean(got):.4f} "
+              f"(min {min(got):.1f}) over {len(queries):,} queries, {len(ref):,} tokens; "
+              f"load {os.getloadavg()[0]:.2f}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", nargs="+", choices=ACTIONS + ["recall"])
+    ap.add_argument("--quick", action="store_true", help="smaller worst cases (a smoke run)")
+    ap.add_argument("--child")
+    args = ap.parse_args()
+    if args.child:
+        return recall(args.quick) if args.child == "recall" else child(args.child, args.quick)
+    print(f"load average before: {os.getloadavg()}  (2 cores, shared)")
+    print(f"{'action':18s} {'CPU s':>6s} {'wall s':>6s} {'peak RSS':>9s} {'fresh':>6s} "
+          f"{'other p95 alone -> during':>26s}  load  what")
+    for name in args.only or ACTIONS + ["recall"]:
+        cmd = [sys.executable, __file__, "--child", name] + ["--quick"] * args.quick
+        env = dict(os.environ, HF_HUB_OFFLINE="1")
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT)
+        if done.returncode:
+            print(f"{name}: failed\n{done.stderr[-2000:]}")
+            continue
+        if name == "recall":
+            print(done.stdout.rstrip())
+            continue
+        r = json.loads(done.stdout.strip().splitlines()[-1])
+        print(f"{name:18s} {r['cpu']:6.1f} {r['wall']:6.1f} {r['peak_rss']:6d} MB "
+              f"{r['base_rss']:4d} MB {r['p95_alone']:12d} -> {r['p95_during']} ms "
+              f"{r['load']:6.2f}  {r['detail']}")
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,151 @@
+"""The corpus indexes' share of a worker's memory budget (docs/limits.md), and one slot per
+worker for the heavy work a visitor can start.
+
+The slot: a model run of a long text, a Head lab ranking, a treebank's scores, a query/key
+projection or a corpus index holds it while it runs; another session asking for heavy work
+waits (with a message) instead of running beside it. On a worker's one core two such runs take
+as long one after the other as together, but together they hold two runs' transient memory:
+eight 512-token page loads at once took a fresh process from 322 MB to a 2,937 MB peak
+(bench/bounds.py attend_512_x8), one at a time they hold one run's ~330 MB. Short texts (the
+usual sentence) never wait. The slot is re-entrant: heavy work inside heavy work (a page's
+cached run inside its ranking) takes it once.
+
+st.cache_data counts its own entries (server.maxCacheDataSize); a corpus index is numpy arrays
+shared by every session, so it lives here instead of in st.cache_resource, which counts
+nothing: every index is counted by its bytes, the least recently used go first when a new one
+needs room, each is dropped CACHE_TTL seconds after its last use, and one that could not fit
+at all is refused before any work is done. Only one index is built at a time in a worker
+(a queue with one slot): its transient memory is counted once, and the other cores stay free
+for the other sessions' reruns. An index evicted while a session still reads it is freed when
+that session's run ends.
+"""
+
+import os
+import threading
+import time
+from collections import OrderedDict
+from contextlib import contextmanager
+
+from .models import CACHE_TTL
+
+MB = 2**20
+CORPUS_BUDGET = max(1, int(os.environ.get("HEADSCOPE_CORPUS_MB", "160"))) * MB
+
+
+_HEAVY = threading.RLock()  # one heavy computation at a time per worker (re-entrant)
+LONG_TOKENS = 128  # a model run of more tokens than this takes the slot (its maps grow as T²)
+
+
+@contextmanager
+def heavy(waiting=None, done=None):
+    """Hold the worker's heavy-work slot. waiting() is called once if another session holds
+    it, done() once it is ours (to remove what waiting() showed)."""
+    if not _HEAVY.acquire(blocking=False):
+        if waiting is not None:
+            waiting()
+        _HEAVY.acquire()
+        if done is not None:
+            done()
+    try:
+        yield
+    finally:
+        _HEAVY.release()
+
+
+@contextmanager
+def heavy_here(what: str):
+    """heavy() with a note on the page while it waits (in a slot of its own, emptied after:
+    inside a cached function, only elements created there are replayed)."""
+    import streamlit as st
+
+    from . import style
+
+    slot = st.empty()
+    with heavy(lambda: slot.info(f"{what}: another visitor's long computation runs on this "
+                                 "server; yours starts when it is done.", icon=style.ICON_WAIT),
+               slot.empty):
+        yield
+
+
+def is_long(bert, text: str, text_pair: str | None = None) -> bool:
+    return len(bert.encode(text, text_pair).tokens) > LONG_TOKENS
+
+
+def return_freed_memory():
+    """Fix glibc's mmap threshold at its default 128 KB. glibc raises it (up to 32 MB) each
+    time a large block is freed, after which tensors and arrays come from the heap, and what
+    they free stays in the process's RSS behind smaller live blocks: building a 600-line
+    corpus index (40 MB) left a fresh 325 MB process at 570 MB (2,000 lines: 1,147 MB); with
+    the threshold fixed, at 388 MB (docs/limits.md). Large blocks are then mapped and
+    unmapped: given back when freed. The same as MALLOC_MMAP_THRESHOLD_=131072 in the
+    environment; a no-op off glibc."""
+    import ctypes
+
+    try:
+        ctypes.CDLL("libc.so.6").mallopt(-3, 128 * 1024)  # M_MMAP_THRESHOLD
+    except (OSError, AttributeError):
+        pass
+
+
+class OverBudget(Exception):
+    """The work asked for would not fit the budget even alone."""
+
+
+class ByteBudget:
+    """An LRU of values with an `nbytes`, holding at most `budget` bytes for `ttl` seconds."""
+
+    def __init__(self, budget: int, ttl: float = CACHE_TTL):
+        self.budget, self.ttl = budget, ttl
+        self._items = OrderedDict()  # key -> (value, nbytes, last use)
+        self._lock = threading.Lock()  # guards _items
+
+    def used(self) -> int:
+        with self._lock:
+            return sum(n for _, n, _ in self._items.values())
+
+    def clear(self):
+        with self._lock:
+            self._items.clear()
+
+    def _expire(self, now: float):
+        for key in [k for k, (_, _, t) in self._items.items() if now - t > self.ttl]:
+            del self._items[key]
+
+    def _make_room(self, need: int):
+        while self._items and sum(n for _, n, _ in self._items.values()) + need > self.budget:
+            self._items.popitem(last=False)  # the least recently used
+
+    def get(self, key):
+        """The value stored for key (now the most recently used), or None."""
+        now = time.monotonic()
+        with self._lock:
+            self._expire(now)
+            if key not in self._items:
+                return None
+            value, n, _ = self._items.pop(key)
+            self._items[key] = (value, n, now)
+            return value
+
+    def get_or_build(self, key, need: int, build, waiting=None):
+        """The value for key, or build() it in the worker's one slot after making `need` bytes
+        of room (OverBudget when need > budget). waiting() is called once if another build
+        holds the slot."""
+        value = self.get(key)
+        if value is not None:
+            return value
+        if need > self.budget:
+            raise OverBudget(f"{need / MB:,.0f} MB needed, {self.budget / MB:,.0f} MB allowed")
+        with heavy(waiting):
+            value = self.get(key)  # built by the session we waited for
+            if value is not None:
+                return value
+            with self._lock:
+                self._make_room(need)
+            value = build()
+            with self._lock:
+                self._make_room(value.nbytes)
+                self._items[key] = (value, value.nbytes, time.monotonic())
+            return value
+
+
+corpus_indexes = ByteBudget(CORPUS_BUDGET)
