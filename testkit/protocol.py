@@ -64,6 +64,8 @@ class Run:
     messages: int = 0
     elements: list = field(default_factory=list)  # (element type, widget key or "")
     components: dict = field(default_factory=dict)  # key -> the component's data (json)
+    sizes: dict = field(default_factory=dict)  # element type (or "component js") -> bytes
+    metrics: dict = field(default_factory=dict)  # st.metric: label -> shown value
     exceptions: list = field(default_factory=list)  # st.exception / error texts
     error: str = ""  # why the action failed (timeout, connection closed)
 
@@ -149,14 +151,14 @@ class Session:
         t0 = time.perf_counter()
         await self.ws.send(msg.SerializeToString())
         deadline = t0 + timeout
-        ended = False
+        ended_at = None  # when the last script_finished arrived
         while True:
-            wait = (deadline if not ended else min(deadline, ended_at + GRACE)) \
-                - time.perf_counter()
+            until = deadline if ended_at is None else min(deadline, ended_at + GRACE)
             try:
-                size, fm = await asyncio.wait_for(self.inbox.get(), max(wait, 0.001))
+                size, fm = await asyncio.wait_for(self.inbox.get(),
+                                                  max(until - time.perf_counter(), 0.001))
             except TimeoutError:
-                if not ended:
+                if ended_at is None:
                     run.error = f"no script_finished in {timeout:.0f} s"
                 return run
             if fm is None:
@@ -167,18 +169,18 @@ class Session:
             kind = fm.WhichOneof("type")
             if kind == "script_finished" and fm.script_finished != FINISHED_FOR_RERUN:
                 run.status, run.seconds = fm.script_finished, time.perf_counter() - t0
-                ended, ended_at = True, time.perf_counter()
-            elif kind == "new_session" and ended:
-                ended = False  # a chain: the action ends with the next run
+                ended_at = time.perf_counter()
+            elif kind == "new_session" and ended_at is not None:
+                ended_at = None  # a chain: the action ends with the next run
             elif kind == "navigation":
                 for p in fm.navigation.app_pages:
                     self.pages[p.url_pathname] = p.page_script_hash
                     if p.is_default:
                         self.pages[""] = p.page_script_hash
             elif kind == "delta":
-                self._delta(fm, run)
+                self._delta(fm, run, size)
 
-    def _delta(self, fm, run: Run):
+    def _delta(self, fm, run: Run, size: int):
         if fm.delta.WhichOneof("type") != "new_element":
             return
         el = fm.delta.new_element
@@ -189,9 +191,14 @@ class Session:
         if key:
             self.ids[key] = wid
         run.elements.append((etype, key))
+        run.sizes[etype] = run.sizes.get(etype, 0) + size
         if etype == "exception":
             run.exceptions.append(f"{body.type}: {body.message}")
+        elif etype == "metric":
+            run.metrics[body.label] = body.body
         elif etype == "bidi_component" and key:
+            code = len(body.js_content) + len(body.css_content) + len(body.html_content)
+            run.sizes["component js+css"] = run.sizes.get("component js+css", 0) + code
             try:
                 run.components[key] = json.loads(body.json)
             except ValueError:
