@@ -15,7 +15,7 @@ import traceback
 
 from streamlit.web import cli
 
-from ui import models  # imported here, before the thread: never two threads importing at once
+from ui import models, threads  # before the thread: never two threads importing at once
 
 
 def warm():
@@ -27,6 +27,7 @@ def warm():
 
 
 if __name__ == "__main__":
+    threads.limit()  # before the warm-up's forward pass (app.py sets it too)
     threading.Thread(target=warm, name="headscope-warm-up", daemon=True).start()
     sys.argv = ["streamlit", "run", "app.py", *sys.argv[1:]]
     sys.exit(cli.main())
