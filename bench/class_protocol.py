@@ -12,6 +12,7 @@ sentences (7-14 words, drawn from a seeded word list), and follows one script:
   head view opens the Head view page
   head lab  opens the Head lab page
   head off  switches one head off there
+(--script explorer stops after the rounds: the Explorer alone.)
 
 The teacher's own session opens the link and the Head lab first (not counted). Students
 arrive uniformly over --ramp seconds; between two actions each thinks for a time
@@ -105,6 +106,8 @@ async def student(url: str, i: int, args, start_at: float) -> dict:
             for _ in range(3):
                 layer = rng.choice([x for x in range(1, LAYERS + 1) if x != layer])
                 await act("layer", widgets={"ex_layer": slider_value(layer)})
+        if args.script == "explorer":
+            return out
         await act("head view", page="head_view")
         await act("head lab", page="head_lab")
         head = f"L{rng.randint(1, LAYERS)} H{rng.randint(1, HEADS)}"
@@ -221,6 +224,9 @@ def main():
     ap.add_argument("--think", type=float, default=5.0, help="mean think time, seconds")
     ap.add_argument("--rounds", type=int, default=3, help="sentences each student types")
     ap.add_argument("--ramp", type=float, default=10.0, help="seconds over which students arrive")
+    ap.add_argument("--script", choices=("full", "explorer"), default="full",
+                    help="explorer: the Explorer's actions only (open, enter, layer), without "
+                         "the Head view and the Head lab")
     args = ap.parse_args()
     if NGINX is None:
         sys.exit("class_protocol: nginx not found (apt-get install nginx)")
@@ -233,7 +239,8 @@ def main():
             if row["failed"] or row["p95"] > BROKEN_P95:
                 print(f"(broken at {n} students with {w} worker(s): larger classes skipped)")
                 break
-    print(f"\nCapacity ({os.cpu_count()} cores; think {args.think:g} s; {args.rounds} rounds; "
+    print(f"\nCapacity ({os.cpu_count()} cores; script {args.script}; think {args.think:g} s; "
+          f"{args.rounds} rounds; "
           "times: send -> script finished, ms)")
     print(f"{'workers':>7s} {'students':>8s} {'failed':>6s} {'Enter p50/p95/p99':>18s} "
           f"{'layer p50/p95':>14s} {'CPU/action':>10s} {'kB/Enter':>8s} {'RSS/worker MB':>14s} "
