@@ -98,9 +98,7 @@ async def student(url: str, i: int, args, start_at: float) -> dict:
         out["upstream"] = s.upstream
         await act("open", query=urlencode({"text": TEACHER}))
         layer = None
-        for r in range(args.rounds):
-            if r:
-                await act("explorer", page="")
+        for _ in range(args.rounds):
             run = await act("enter", widgets={"text": text_value(sentence(rng))})
             layer = int(run.components["ex_grid"]["tag"].split()[-1])
             for _ in range(3):
@@ -182,7 +180,7 @@ def report(m: dict) -> dict:
     res = m["results"]
     failed = [r for r in res if r["error"]]
     by = {k: [run for r in res for kind, run in r["actions"] if kind == k]
-          for k in ACTIONS + ("explorer",)}
+          for k in ACTIONS}
     actions = sum(len(r["actions"]) for r in res)
     print(f"\n== {m['workers']} worker(s), {m['n']} students: {m['wall']:.0f} s; "
           f"load average {m['load'][0][0]:.1f} -> {m['load'][1][0]:.1f}; logs in {m['run_dir']}")
