@@ -16,6 +16,7 @@ import argparse
 import asyncio
 import os
 import random
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -29,8 +30,6 @@ from testkit.server import free_port, wait_healthy  # noqa: E402
 
 
 def start(root: Path, out: Path, name: str, env_extra: dict):
-    import subprocess
-
     port = free_port()
     times = out / f"runs-{name}.txt"
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "HEADSCOPE_RUN_TIMES": str(times), **env_extra}
@@ -88,7 +87,10 @@ def main():
     finally:
         for p in procs.values():
             p.terminate()
-            p.wait(10)
+            try:
+                p.wait(30)
+            except subprocess.TimeoutExpired:
+                p.kill()
     load1 = os.getloadavg()
     print(f"A = {args.a} {args.a_env}; B = {args.b} {args.b_env}; {args.n} rounds; load "
           f"average {load0[0]:.1f} -> {load1[0]:.1f} (1 min); logs in {out}")
