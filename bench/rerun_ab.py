@@ -6,7 +6,8 @@ main, or a `git archive` of it, against this tree), one protocol session each
 that both see the same load. Per action kind ("new sentence": a sentence neither server has
 seen; "view change": the layer slider; "focus change": the focus token) prints the script run
 on the server (timed_server's clock) and send -> script_finished, p50/p95, the messages and
-bytes sent, and the ratio A/B of the p50s, with the load average.
+bytes sent, and the ratio A/B of the p50s, with the load average; and each server's CPU time
+per action (less sensitive to the machine's load than wall-clock times).
 
     .venv/bin/python bench/rerun_ab.py --a /tmp/main-snapshot [--b .] [--n 20]
     (env for one side only: --a-env HEADSCOPE_TORCH_THREADS=2)
@@ -24,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.class_protocol import sentence  # noqa: E402
-from bench.measure import percentile  # noqa: E402
+from bench.measure import cpu_seconds, percentile  # noqa: E402
 from testkit.protocol import Session, select_value, slider_value, text_value  # noqa: E402
 from testkit.server import free_port, wait_healthy  # noqa: E402
 
@@ -44,11 +45,13 @@ def start(root: Path, out: Path, name: str, env_extra: dict):
     return proc, url, times
 
 
-async def compare(urls: dict, n: int) -> dict:
+async def compare(urls: dict, n: int, pids: dict, cpu: dict) -> dict:
+    """Alternate the actions between the servers; cpu[k]: server k's CPU seconds for them."""
     sessions = {k: Session(u, cookie=f"ab-{k}") for k, u in urls.items()}
     for s in sessions.values():
         await s.connect()
         await s.rerun(query="", timeout=300)  # the first run: not counted
+    cpu.update({k: -cpu_seconds([pid]) for k, pid in pids.items()})
     rng = random.Random(11)
     runs = {k: [] for k in urls}  # [(kind, Run)] in the server's order
     order = list(urls)
@@ -63,6 +66,7 @@ async def compare(urls: dict, n: int) -> dict:
             focus = next(key for key in s.ids if key.startswith("ex_focus_"))
             label = f"2: {runs[k][-2][1].components['ex_grid']['tokens'][2]}"
             runs[k].append(("focus change", await s.rerun({focus: select_value(label)})))
+    cpu.update({k: cpu[k] + cpu_seconds([pid]) for k, pid in pids.items()})
     for s in sessions.values():
         await s.close()
     return runs
@@ -83,7 +87,8 @@ def main():
         for name, root, env in (("A", args.a, args.a_env), ("B", args.b, args.b_env)):
             procs[name], urls[name], times[name] = start(
                 Path(root).resolve(), out, name, dict(e.split("=", 1) for e in env))
-        runs = asyncio.run(compare(urls, args.n))
+        cpu = {}
+        runs = asyncio.run(compare(urls, args.n, {k: p.pid for k, p in procs.items()}, cpu))
     finally:
         for p in procs.values():
             p.terminate()
@@ -109,6 +114,9 @@ def main():
                   f"{sum(r.messages for _, r in mine) / len(mine):5.0f} "
                   f"{sum(r.bytes for _, r in mine) / len(mine) / 1000:6.1f}")
         print(f"{kind:14s} A/B of the script run's p50: {p50['A'] / p50['B']:.2f}x")
+    per = {k: cpu[k] / len(runs[k]) * 1000 for k in cpu}
+    print(f"server CPU per action (all kinds; user + system, /proc): A {per['A']:.1f} ms, "
+          f"B {per['B']:.1f} ms, A/B {per['A'] / per['B']:.2f}x")
 
 
 if __name__ == "__main__":
