@@ -12,7 +12,9 @@ sentences (7-14 words, drawn from a seeded word list), and follows one script:
   head view opens the Head view page
   head lab  opens the Head lab page
   head off  switches one head off there
-(--script explorer stops after the rounds: the Explorer alone.)
+(--script explorer stops after the rounds: the Explorer alone.) --browsers 3 adds three real
+chromium students (bench/class_load.py's script) mid-ramp, as a cross-check: their Enter ->
+maps drawn should be the protocol's Enter plus the browser's drawing.
 
 The teacher's own session opens the link and the Head lab first (not counted). Students
 arrive uniformly over --ramp seconds; between two actions each thinks for a time
@@ -140,11 +142,39 @@ async def warm_up(url: str):
     await s.close()
 
 
-async def run_class(url: str, args, n: int) -> list:
+async def browsers(url: str, args) -> list:
+    """--browsers real chromium students (bench/class_load.py's: open the link, type a
+    sentence, move the layer 3 times), starting mid-ramp, beside the simulated ones."""
+    if not args.browsers:
+        return []
+    from playwright.async_api import async_playwright
+
+    import mha_core
+    from bench.browser_latency import SENTENCES
+    from bench.class_load import student as browser_student
+    from testkit.browser import CHROMIUM, CHROMIUM_ARGS
+
+    bert = mha_core.load_bert()  # the expected tokens only
+    heads = bert.config.num_attention_heads
+    async with async_playwright() as p:
+        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        start = asyncio.Event()
+        tasks = [browser_student(browser, url, bert, SENTENCES[i], 3, heads, start,
+                                 args.ramp / 2 + i) for i in range(args.browsers)]
+        start.set()
+        out = await asyncio.gather(*tasks)
+        await browser.close()
+    return out
+
+
+async def run_class(url: str, args, n: int) -> tuple:
     await warm_up(url)
     t0 = time.perf_counter() + 0.5
-    return await asyncio.gather(*(student(url, i, args, t0 + args.ramp * i / max(n, 1))
-                                  for i in range(n)))
+    both = await asyncio.gather(
+        asyncio.gather(*(student(url, i, args, t0 + args.ramp * i / max(n, 1))
+                         for i in range(n))),
+        browsers(url, args))
+    return tuple(both)
 
 
 def measure(args, workers: int, n: int, out: Path) -> dict:
@@ -158,7 +188,7 @@ def measure(args, workers: int, n: int, out: Path) -> dict:
         rss0 = [rss_mb(p) for p in pids]
         cpu0, ngx0, me0 = cpu_seconds(pids), cpu_seconds(nginx), time.process_time()
         load0, t0 = os.getloadavg(), time.perf_counter()
-        results = asyncio.run(run_class(state["url"], args, n))
+        results, real = asyncio.run(run_class(state["url"], args, n))
         wall = time.perf_counter() - t0
         cpu, ngx = cpu_seconds(pids) - cpu0, cpu_seconds(nginx) - ngx0
         rss1 = [rss_mb(p) for p in pids]
@@ -167,7 +197,7 @@ def measure(args, workers: int, n: int, out: Path) -> dict:
         load1 = os.getloadavg()
     finally:
         stop_proxy(proc)
-    return dict(workers=workers, n=n, results=results, wall=wall, cpu=cpu, nginx_cpu=ngx,
+    return dict(workers=workers, n=n, results=results, real=real, wall=wall, cpu=cpu, nginx_cpu=ngx,
                 probe_cpu=me, rss0=rss0, rss1=rss1, hwm=hwm, load=(load0, load1),
                 run_dir=run_dir)
 
@@ -205,6 +235,14 @@ def report(m: dict) -> dict:
           + f"; grown {sum(grown) / max(m['n'], 1):.2f} MB per student")
     enter = [r.seconds for r in by["enter"] if r.status in (0, 3)]
     layer = [r.seconds for r in by["layer"] if r.status in (0, 3)]
+    if m["real"]:  # the cross-check: a browser's Enter = the server's part + its drawing
+        drawn = [sec for r in m["real"] for kind, sec in r["steps"] if kind == "enter"]
+        part = [x for r in m["real"] for x in r["server"][:1] if x is not None]
+        bad = sum(bool(r["error"]) for r in m["real"])
+        print(f"{len(m['real'])} chromium students beside them ({bad} failed): Enter -> "
+              f"maps drawn p50 {ms(drawn, .5)} ms, p95 "
+              f"{ms(drawn, .95)} ms; of it the server's part (script_finished seen by the "
+              f"browser) p50 {ms(part, .5)} ms; the protocol's Enter p50 {ms(enter, .5)} ms")
     return dict(workers=m["workers"], n=m["n"], failed=len(failed),
                 enter=(ms(enter, .5), ms(enter, .95), ms(enter, .99)),
                 layer=(ms(layer, .5), ms(layer, .95)),
@@ -225,6 +263,9 @@ def main():
     ap.add_argument("--script", choices=("full", "explorer"), default="full",
                     help="explorer: the Explorer's actions only (open, enter, layer), without "
                          "the Head view and the Head lab")
+    ap.add_argument("--browsers", type=int, default=0,
+                    help="real chromium students beside the simulated ones (cross-check: "
+                         "their Enter -> maps drawn = the protocol's Enter + drawing)")
     args = ap.parse_args()
     if NGINX is None:
         sys.exit("class_protocol: nginx not found (apt-get install nginx)")
