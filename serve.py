@@ -16,7 +16,7 @@ import traceback
 from streamlit.web import cli
 
 # imported here, before the thread: never two threads importing at once
-from ui import budget, models
+from ui import budget, models, threads
 
 
 def warm():
@@ -29,6 +29,7 @@ def warm():
 
 if __name__ == "__main__":
     budget.return_freed_memory()  # before the model's tensors (ui/budget.py)
+    threads.limit()  # before the warm-up's forward pass (app.py sets it too)
     threading.Thread(target=warm, name="headscope-warm-up", daemon=True).start()
     sys.argv = ["streamlit", "run", "app.py", *sys.argv[1:]]
     sys.exit(cli.main())

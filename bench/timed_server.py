@@ -3,7 +3,8 @@
 Appends one line per run, "<seconds>", to the file named by HEADSCOPE_RUN_TIMES ("{pid}" in
 that name becomes the server's process id: one file per worker behind a proxy): the time from
 the start of a script run to its end, on the server, waits for the GIL included. The app's
-code is not touched.
+code is not touched. With HEADSCOPE_PROFILE_DIR set, each run is also profiled (cProfile, the
+script runner's thread only) into DIR/run-<n>.prof, n counting from 0 (bench/rerun_profile.py).
 
     python bench/timed_server.py run app.py [streamlit options]   # as `python -m streamlit`
     python bench/timed_server.py [streamlit options]              # as serve.py (make run,
@@ -23,13 +24,26 @@ from streamlit.web import cli
 _lock = threading.Lock()
 _run = script_runner.ScriptRunner._run_script
 _path = os.environ.get("HEADSCOPE_RUN_TIMES", "").replace("{pid}", str(os.getpid()))
+_profile_dir = os.environ.get("HEADSCOPE_PROFILE_DIR")
+_runs = [0]
 
 
 def _timed_run(self, rerun_data):
     t0 = time.perf_counter()
+    prof = None
+    if _profile_dir:
+        import cProfile
+
+        prof = cProfile.Profile()
+        prof.enable()
     try:
         return _run(self, rerun_data)
     finally:
+        if prof is not None:
+            prof.disable()
+            with _lock:
+                prof.dump_stats(Path(_profile_dir) / f"run-{_runs[0]}.prof")
+                _runs[0] += 1
         with _lock, open(_path, "a") as f:
             f.write(f"{time.perf_counter() - t0:.4f}\n")
 

@@ -8,7 +8,7 @@ import streamlit as st
 
 from . import style
 
-_SLOT, _PAGE = "_share_slot", "_share_page"
+_SLOT, _PAGE, _DRAWN = "_share_slot", "_share_page", "_share_drawn"
 
 
 def open_slot(where, page_path: str):
@@ -16,6 +16,7 @@ def open_slot(where, page_path: str):
     page in presentation mode) and the url path of the page being run ("" for the default)."""
     st.session_state[_SLOT] = where.empty()
     st.session_state[_PAGE] = page_path
+    st.session_state[_DRAWN] = None  # a new slot: nothing drawn in it yet
     refresh()
 
 
@@ -37,6 +38,9 @@ def refresh():
     if slot is None:
         return
     students, projector = links()
+    if st.session_state.get(_DRAWN) == (students, projector):
+        return  # the box already shows these links: redrawing it sends ~6 messages for nothing
+    st.session_state[_DRAWN] = (students, projector)
     with slot.container():
         with st.popover("Copy link", icon=style.ICON_LINK, width="stretch"):
             st.caption("This view, for the students' screens (the copy icon is at the right "

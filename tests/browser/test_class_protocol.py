@@ -1,0 +1,67 @@
+"""The protocol client of bench/class_protocol.py against a real app server: a handful of
+students at once, each action ending with script_finished, and the values each student sent
+reaching the app (the tokens the app drew are transformers' tokens of the sentence that student
+typed; the layer it moved to is the layer drawn; the Head lab counts the head it switched
+off). No browser: a server process and websockets."""
+
+import asyncio
+from urllib.parse import urlencode
+
+import pytest
+from transformers import AutoTokenizer
+
+from mha_core.loading import bundled_dir
+from testkit.protocol import Session, multiselect_value, slider_value, text_value
+
+SENTENCES = ["A quiet river runs past the old mill.",
+             "Why do birds sing so loudly at dawn in spring?",
+             "The painter carried her easel up the hill.",
+             "Four students share one laptop in the library."]
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return AutoTokenizer.from_pretrained(str(bundled_dir()))
+
+
+def tokens_of(tokenizer, text):
+    return tokenizer.convert_ids_to_tokens(tokenizer(text)["input_ids"])
+
+
+async def one_student(url, i, tokenizer):
+    s = Session(url, cookie=f"test-student-{i}")
+    await s.connect()
+    runs = []
+    try:
+        link_text = f"Student {i} opened the shared link."
+        runs.append(await s.rerun(query=urlencode({"text": link_text})))
+        assert runs[-1].components["ex_grid"]["tokens"] == tokens_of(tokenizer, link_text)
+        runs.append(await s.rerun({"text": text_value(SENTENCES[i])}))
+        expected = tokens_of(tokenizer, SENTENCES[i])
+        assert runs[-1].components["ex_grid"]["tokens"] == expected
+        assert runs[-1].components["ex_focus_grid"]["tokens"] == expected
+        layer = 5 - i % 3
+        runs.append(await s.rerun({"ex_layer": slider_value(layer)}))
+        grid = runs[-1].components["ex_grid"]
+        assert grid["tag"] == f"layer {layer}" and grid["tokens"] == expected  # text kept
+        runs.append(await s.rerun(page="head_lab"))
+        head = f"L{i + 1} H{i + 2}"
+        runs.append(await s.rerun({"hl_heads": multiselect_value([head])}))
+    finally:
+        await s.close()
+    return runs
+
+
+def test_students_reach_the_app(app_url, tokenizer):
+    async def everyone():
+        return await asyncio.gather(*(one_student(app_url, i, tokenizer)
+                                      for i in range(len(SENTENCES))))
+
+    for runs in asyncio.run(everyone()):
+        assert len(runs) == 5
+        for run in runs:
+            assert run.error == "" and run.exceptions == []
+            assert run.status == 0  # script_finished: finished (not an error, not superseded)
+        assert runs[-2].metrics["Heads switched off"] == "0 of 72"
+        assert runs[-1].metrics["Heads switched off"] == "1 of 72"  # the head it chose
+
