@@ -45,6 +45,8 @@ PRESENT_CSS = ("<style>html{font-size:20px}"
                "[class*='_heading'] [data-testid='stCaptionContainer'] p{white-space:nowrap;"
                "overflow:hidden;text-overflow:ellipsis}</style>")
 PROJECTOR_SCALE = 1.35
+# presentation mode's smallest text in figures (CSS px): legible from the back of a room (issue 20)
+PRESENT_MIN_PX = 18
 
 # Alert icons: Material symbols, bundled with Streamlit (emoji render as boxes where no emoji
 # font is installed, as on many classroom machines)
