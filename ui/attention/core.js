@@ -48,9 +48,13 @@ function luminance(c) {
   return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2];
 }
 
+function contrast(a, b) {
+  const la = luminance(a), lb = luminance(b);
+  return (Math.max(la, lb) + 0.05) / (Math.min(la, lb) + 0.05);
+}
+
 function inkOn(c) {
-  const l = luminance(c);
-  return (l + 0.05) / (luminance("#1f1f1f") + 0.05) >= 1.05 / (l + 0.05) ? "#1f1f1f" : "#ffffff";
+  return contrast("#1f1f1f", c) >= contrast("#ffffff", c) ? "#1f1f1f" : "#ffffff";
 }
 
 function headColor(data, h) {
@@ -124,7 +128,8 @@ function fitText(ctx, text, width, px, least = 8) {
 
 // The smallest px a view drew its text with, on the host element for tests: data-label-px
 // (token labels), data-title-px (map and grid titles), data-number-px (printed numbers) and
-// data-unlabelled (shown tokens without a label in the labelled maps)
+// data-unlabelled (shown tokens without a label in the labelled maps); the focus grid also
+// data-contrast (the lowest WCAG contrast of its text on its cells)
 function markPx(host, px) {
   for (const [k, v] of Object.entries(px)) host.dataset[k] = Number.isFinite(v) ? String(Math.round(v * 10) / 10) : "";
 }

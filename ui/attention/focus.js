@@ -26,7 +26,7 @@ function drawFocus(f) {
   ctx.fillRect(0, 0, g.W, g.H);
   ctx.fillStyle = "#31333f";
   const P = g.px, least = d.present ? P.token : 8;
-  const drawn = { label: Infinity, title: Math.min(P.title, P.head), number: P.number };
+  const drawn = { label: Infinity, title: Math.min(P.title, P.head), number: P.number, contrast: Infinity };
   ctx.font = fontPx(P.title);
   ctx.textAlign = "center";
   ctx.textBaseline = "middle";
@@ -50,6 +50,7 @@ function drawFocus(f) {
       ctx.fillStyle = c;
       ctx.fillRect(x + 1, y + 1, g.cw - 2, g.ch - 2);
       ctx.fillStyle = inkOn(c);
+      drawn.contrast = Math.min(drawn.contrast, contrast(ctx.fillStyle, c));
       ctx.fillText(fitText(ctx, shown(d.tokens[t]), g.cw - 4, P.token, least), x + g.cw / 2, y + g.ch * 0.33);
       drawn.label = Math.min(drawn.label, parseFloat(ctx.font));
       ctx.font = fontPx(P.number);
@@ -66,7 +67,8 @@ function drawFocus(f) {
       ctx.strokeRect(g.lab + d.head * g.cw + 1.5, g.top + d.layer * g.ch + 1.5, g.cw - 3, g.ch - 3);
     }
   }
-  markPx(f.host, { labelPx: drawn.label, titlePx: drawn.title, numberPx: drawn.number, unlabelled: 0 });
+  markPx(f.host, { labelPx: drawn.label, titlePx: drawn.title, numberPx: drawn.number, unlabelled: 0,
+    contrast: drawn.contrast });
 }
 
 function focusHit(f, x, y) {

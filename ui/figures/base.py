@@ -72,6 +72,10 @@ def for_projector(fig, scale: float, max_height: int | None = None,
 
     def every_font(obj):  # fonts nested anywhere else (colour bars, legends, axis titles)
         if isinstance(obj, dict):
+            if isinstance(obj.get("title"), str):  # a bare title: its font would be plotly's
+                obj["title"] = {"text": obj["title"]}
+            if isinstance(obj.get("title"), dict) and "font" not in obj["title"]:
+                bigger(obj["title"])
             for key, val in list(obj.items()):
                 if key in ("font", "tickfont", "textfont") and isinstance(val, dict):
                     if id(val) not in done:
