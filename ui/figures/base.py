@@ -57,7 +57,7 @@ def for_projector(fig, scale: float, max_height: int | None = None,
 
     max_height: the most pixels the figure may take once enlarged (the room a page leaves it on
     the first screen); a taller figure is cut to it, and a figure without a height of its own
-    gets it. square: its (single) plot keeps square cells when cut, narrower and centred."""
+    gets it. square: its (single) plot keeps square cells, narrower and centred when cut."""
     d = fig.to_dict()
     lay = d.setdefault("layout", {})
     base = lay.get("font", {}).get("size") or FONT["size"]
@@ -92,15 +92,25 @@ def for_projector(fig, scale: float, max_height: int | None = None,
         lay["height"] = int(lay["height"] * scale)
     if max_height and (lay.get("height") or max_height + 1) > max_height:
         lay["height"] = int(max_height)
-        if square:
-            lay.setdefault("yaxis", {}).update(scaleanchor="x", scaleratio=1)
-            lay.setdefault("xaxis", {}).update(constrain="domain")
+    if square:
+        lay.setdefault("yaxis", {}).update(scaleanchor="x", scaleratio=1)
+        lay.setdefault("xaxis", {}).update(constrain="domain")
     m = lay.setdefault("margin", {})
     for side, default in (("l", 80), ("b", 80), ("t", 100)):
         m[side] = int((m.get(side) or default) * grow)
+    # explicit sizes where a theme's template would set its own (Streamlit's sets tick labels,
+    # legends and colour bars smaller than the layout's font)
+    lay.setdefault("xaxis", {})
+    lay.setdefault("yaxis", {})
+    bigger(lay.setdefault("legend", {}))
     for name, axis in lay.items():
         if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
             bigger(axis, "tickfont")
+        if name.startswith("coloraxis") and isinstance(axis, dict):
+            bigger(axis.setdefault("colorbar", {}), "tickfont")
+    for trace in d.get("data", []):
+        if trace.get("type") in ("heatmap", "contour", "histogram2d"):
+            bigger(trace.setdefault("colorbar", {}), "tickfont")
     for note in lay.get("annotations", []):
         bigger(note)
     for trace in d.get("data", []):
