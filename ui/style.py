@@ -45,8 +45,8 @@ PRESENT_CSS = ("<style>html{font-size:20px}"
                "[class*='_heading'] [data-testid='stCaptionContainer'] p{white-space:nowrap;"
                "overflow:hidden;text-overflow:ellipsis}"
                # captions carry key results: 19 px, dark enough for WCAG AA (not Streamlit's
-               # 60% grey, 3.9:1); widget labels at 20 px
-               "[data-testid='stCaptionContainer']{font-size:0.95rem;color:#4a4c57}"
+               # text at 60% opacity, 3.9:1); widget labels at 20 px
+               "[data-testid='stCaptionContainer']{font-size:0.95rem;color:#4a4c57;opacity:1}"
                "[data-testid='stWidgetLabel'] p{font-size:1rem}"
                "[data-testid='stTable'] table{font-size:0.95rem}</style>")
 PROJECTOR_SCALE = 1.35

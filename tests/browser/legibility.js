@@ -59,9 +59,15 @@
     }
     return [255, 255, 255];
   };
-  for (const el of main.querySelectorAll('[data-testid="stCaptionContainer"], [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li')) {
+  // every element of a caption or markdown block that holds text itself (its own colour)
+  const blocks = '[data-testid="stCaptionContainer"], [data-testid="stMarkdownContainer"]';
+  const texts = [...main.querySelectorAll(blocks)].flatMap(b => [b, ...b.querySelectorAll('*')])
+    .filter(e => [...e.childNodes].some(n => n.nodeType === 3 && n.textContent.trim()));
+  for (const el of texts) {
     if (!seen(el) || el.closest('[data-testid="stSlider"], [data-baseweb], button')) continue;
-    const [r, g, b, a = 1] = rgb(getComputedStyle(el).color), bg = under(el);
+    let [r, g, b, a = 1] = rgb(getComputedStyle(el).color);
+    const bg = under(el);
+    for (let e = el; e; e = e.parentElement) a *= parseFloat(getComputedStyle(e).opacity);  // captions fade by opacity
     const ink = [r, g, b].map((v, i) => v * a + bg[i] * (1 - a));
     const c = ratio(ink, bg);
     out.contrast = Math.min(out.contrast, c);
