@@ -170,11 +170,11 @@ function drawLabels(g, ctx, m) {
     if (m.left) {
       ctx.textAlign = "right";
       ctx.textBaseline = "middle";
-      ctx.fillText(g.labels[t], m.x - 7, m.y + mid, g.layout.room - 9);  // clear of the outline
+      ctx.fillText(g.labels[t], m.x - 6, m.y + mid, g.layout.room - 6);  // clear of the outline
     }
     if (m.bottom) {
       ctx.save();
-      ctx.translate(m.x + mid, m.y + m.size + 4);
+      ctx.translate(m.x + mid, m.y + m.size + 7);  // clear of the outline
       ctx.rotate(-Math.PI / 2);
       ctx.textAlign = "right";
       ctx.textBaseline = "middle";
