@@ -154,7 +154,7 @@ def picked_head():
 
 if presenting():  # one row: the switches in a popover, so that no label is cut
     c1, c2, c5, c7, right = st.columns([2.6, 2, 2.2, 1.9, 3.3], vertical_alignment="bottom")
-    PAGE.heading(*TITLE, where=right)
+    PAGE.heading(TITLE[0], "every head of one layer", where=right)  # whole at 1280 px
     c3 = c4 = c6 = tucked("View", c7)
 else:
     # the switches get the room their labels need (a cut label reads "Who…")
