@@ -23,7 +23,8 @@ MAX_LINES = 200
 # Each corpus line is cut to this many tokens: Clark et al. 2019 profiled heads on segments of
 # at most 128 tokens, and 200 lines of 512 would hold the server's core for a minute
 CORPUS_TOKENS = 128
-ATLAS_ROOM = 420  # px: the atlas on a projector, under the navigation, sentence row and notes
+# px: the atlas on a projector at most (a tall model's); tiles large enough for 18 px labels
+ATLAS_ROOM = 760
 
 
 @st.cache_data(**models.bounded(), show_spinner="Measuring every head…")
@@ -72,8 +73,10 @@ def show_heads(metrics: dict, labels, key: str):
     table = head_table(metrics, labels)
     counts = pd.Series(labels.ravel()).value_counts()
     st.caption("Heads per label: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
-    by = st.selectbox("Sort heads by", ["layer"] + list(mt.METRICS), key=f"ah_{key}_sort",
-                      help="You can also click any column header of the table to sort by it.")
+    # a third of the width: the table's toolbar (top right, on hover) never covers the box
+    by = st.columns(3)[0].selectbox("Sort heads by", ["layer"] + list(mt.METRICS),
+                                    key=f"ah_{key}_sort", help="You can also click any column "
+                                    "header of the table to sort by it.")
     ascending = by == "layer"
     st.dataframe(table.sort_values([by, "head"] if ascending else by, ascending=ascending),
                  hide_index=True, key=f"ah_{key}_table",

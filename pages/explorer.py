@@ -30,7 +30,7 @@ from ui.attention.payload import WINDOW
 from ui.export import attention_csv, attention_json
 from ui.labels import visible
 from ui.page import Page
-from ui.presentation import plot, presenting
+from ui.presentation import PRESENT_WINDOW, plot, presenting, tucked
 
 PAGE = Page("ex", keep=("ex_words", "ex_nospecial", "ex_norms"),
             link=("layer", "head", "focus", "words", "nospecial", "norms"))
@@ -154,10 +154,10 @@ def picked_head():
     ss.ex_head_auto = False
 
 
-if presenting():  # the heading above the switches: the maps keep the screen's height
-    c1, c2, c5, right = st.columns([3, 2, 2.2, 4.5], vertical_alignment="bottom")
-    PAGE.heading(*TITLE, where=right)
-    c3, c4, c6 = right.columns(3)
+if presenting():  # one row: the switches in a popover, so that no label is cut
+    c1, c2, c5, c7, right = st.columns([2.6, 2, 2.2, 1.9, 3.3], vertical_alignment="bottom")
+    PAGE.heading(TITLE[0], "every head of one layer", where=right)  # whole at 1280 px
+    c3 = c4 = c6 = tucked("View", c7)
 else:
     # the switches get the room their labels need (a cut label reads "Who…")
     c1, c2, c5, c3, c4, c6 = st.columns([2.4, 1.6, 1.9, 2.1, 2.5, 1.9], vertical_alignment="bottom")
@@ -216,9 +216,12 @@ query = c5.selectbox("Focus token", list(range(len(labels))), index=start,
 ss.ex_focus_at = (labels[query], query)
 
 lo, hi = 0, G
-if G > WINDOW:
-    lo, hi = st.slider("Tokens shown in the maps", 0, G, (0, WINDOW), key=f"ex_window_{G}",
-                       help=f"The maps show at most {WINDOW} tokens at a time, so that every "
+shown_max = PRESENT_WINDOW if presenting() else WINDOW
+if G > shown_max:
+    first = min(max(query - shown_max // 2, 0), G - shown_max)  # the focus token inside
+    lo, hi = st.slider("Tokens shown in the maps", 0, G, (first, first + shown_max),
+                       key=f"ex_window_{G}_{shown_max}",
+                       help=f"The maps show at most {shown_max} tokens at a time, so that every "
                             "label stays readable; the focus view uses every token.")
     hi = max(hi, lo + 1)
     st.caption(f"Tokens {lo}–{hi - 1} of {G}: each map shows these rows and columns only "
@@ -255,12 +258,17 @@ if by_norm:  # the single head has no raw norm: NaN, and its hover gives the wei
     raw = np.concatenate([v["raw"], np.full_like(v["single"], np.nan)[None],
                           v["raw_mean"][None]])  # (H + 2, G, G)
     raw = raw[:, window, window]
-maps_col, focus_col = st.columns([3, 2], gap="medium")
+# on a projector the maps take the width (the heads as thumbnails, the enlarged head, the
+# single head and the mean large) and the focus grid comes below them, as large
+maps_col, focus_col = (st.container(), st.container()) if presenting() else \
+    st.columns([3, 2], gap="medium")
 with maps_col:
     attention(grid_payload(maps[:, window, window], labels[window], v["special"][window],
                            titles, heads=H, selected=head, fit=True, raw=raw,
                            legend="share of ‖αf‖" if by_norm else "weight",
-                           maskable=[t is not None for t in v["targets"][window]]),
+                           maskable=[t is not None for t in v["targets"][window]],
+                           focus=query - lo if lo <= query < hi else None,
+                           short_titles=[f"H{h + 1} · {v['h_heads'][h]:.2f}" for h in range(H)]),
               key="ex_grid", on_head=enlarge, on_token=mask_token,
               filename=f"attention_L{layer + 1}{'_norm' if by_norm else ''}",
               tag=f"layer {layer + 1}{' by norm' if by_norm else ''}")

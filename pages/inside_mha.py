@@ -96,13 +96,14 @@ with walk_tab:
         st.progress(shown / n_steps, text=f"Step {shown} of {n_steps}")
 
     def draw_step(n, step, where):
-        """Step n's title, text and matrices; on a projector all its matrices in one row."""
+        """Step n's title, text and matrices, three to a row (a matrix's title, as
+        "W_Q_1 (d_model, d_k) = (4, 2)", needs a third of the width at 18 px)."""
         if presenting():
             where.markdown(f"**{step.title}** (step {n} of {n_steps}) · {step.text}")
         else:
             where.subheader(step.title)
             where.write(step.text)
-        per_row = max(3, len(step.matrices)) if presenting() else 3
+        per_row = 3
         for start in range(0, len(step.matrices), per_row):
             cols = where.columns(per_row)
             for i, (col, m) in enumerate(zip(cols, step.matrices[start:start + per_row]),
@@ -256,7 +257,10 @@ with cost_tab:
             for row, k in zip(rows, toy.DESIGNS):
                 row["forward (measured)"] = f"{times[k] * 1e3:.2f} ms"
                 row["time ÷ 1 head"] = f"{times[k] / times['one']:.2f}×"
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        if presenting():  # a table that wraps its headers and reads the page's 19 px text
+            st.table(pd.DataFrame(rows).set_index("design"))
+        else:
+            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
         if not small:
             st.caption("Too large to time here on a shared CPU; the formulas still hold.")
         plot(st, figures.cost_figure(names, [c.params for c in costs],

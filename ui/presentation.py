@@ -11,6 +11,10 @@ import streamlit as st
 from .figures import for_projector
 from .style import PROJECTOR_SCALE
 
+# The most tokens a map shows at once on a projector: every one labelled at 18 px or more
+# (a longer text shows a window of them, moved with the page's slider)
+PRESENT_WINDOW = 16
+
 
 def presenting() -> bool:
     return bool(st.session_state.get("_present"))

@@ -43,8 +43,15 @@ PAGE_CSS = "<style>[data-testid='stMainBlockContainer']{padding:2rem 2rem 2rem 2
 PRESENT_CSS = ("<style>html{font-size:20px}"
                "[data-testid='stMainBlockContainer']{padding-top:4.25rem}"
                "[class*='_heading'] [data-testid='stCaptionContainer'] p{white-space:nowrap;"
-               "overflow:hidden;text-overflow:ellipsis}</style>")
+               "overflow:hidden;text-overflow:ellipsis}"
+               # captions carry key results: 19 px, dark enough for WCAG AA (not Streamlit's
+               # text at 60% opacity, 3.9:1); widget labels at 20 px
+               "[data-testid='stCaptionContainer']{font-size:0.95rem;color:#4a4c57;opacity:1}"
+               "[data-testid='stWidgetLabel'] p{font-size:1rem}"
+               "[data-testid='stTable'] table{font-size:0.95rem}</style>")
 PROJECTOR_SCALE = 1.35
+# presentation mode's smallest text in figures (CSS px): legible from the back of a room (issue 20)
+PRESENT_MIN_PX = 18
 
 # Alert icons: Material symbols, bundled with Streamlit (emoji render as boxes where no emoji
 # font is installed, as on many classroom machines)

@@ -67,17 +67,22 @@ def test_html_in_the_sentence_is_shown_as_text_and_never_runs(app_url, page, tok
 
 def test_presentation_link_hides_the_sidebar_and_enlarges_the_page(app_url, page, tokens,
                                                                   bundled, tmp_path):
-    """A link with present=1: no sidebar, larger text, every map on the first screen, and the
-    sentence box in a row above the page, where typing still redraws every head; leaving
-    brings the sidebar back."""
+    """A link with present=1: no sidebar, larger text, the heads as thumbnails and the enlarged
+    head, single head and mean large (labels of 18 px or more) starting on the first screen,
+    and the sentence box in a row above the page, where typing still redraws every head;
+    leaving brings the sidebar back."""
     heads = bundled.config.num_attention_heads
-    page.goto(app_url + "/?layer=2&present=1")
+    page.goto(app_url + "/?layer=2&head=2&present=1")
     wait_for_grid(page, tokens(DEFAULT_TEXT), heads)
     assert page.locator('[data-testid="stSidebar"]').count() == 0
     assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "20px"
-    assert json.loads(host(page, "ex_grid").get_attribute("data-layout"))[0]["size"] >= 80
+    maps = json.loads(host(page, "ex_grid").get_attribute("data-layout"))
+    assert maps[0]["thumb"] and maps[0]["size"] >= 80
+    large = [m for m in maps if not m["thumb"]]
+    assert [m["i"] for m in large] == [1, heads, heads + 1]  # the enlarged head 2, single, mean
+    assert float(host(page, "ex_grid").get_attribute("data-label-px")) >= 18
     grid = box_of(page, "ex_grid")
-    assert grid["y"] + grid["height"] <= page.viewport_size["height"]  # no scrolling
+    assert grid["y"] + large[0]["y"] < page.viewport_size["height"]  # starts on the first screen
     box = page.locator('.st-key-text input').first  # one line above the page
     bar = page.locator('header[data-testid="stHeader"]').bounding_box()
     assert box.bounding_box()["y"] >= bar["y"] + bar["height"]  # the sentence is not under it

@@ -67,8 +67,9 @@ def test_unvalidated_is_really_unvalidated():
 
 
 def test_projector_scales_every_font_once_and_leaves_the_figure_alone():
-    """Every axis's tick labels, title and annotation grow by exactly `scale`, also where a
-    builder shares one font dict between axes, and the original figure keeps its sizes."""
+    """Every axis's tick labels, title and annotation grow by exactly `scale` (to 18 px at
+    least), also where a builder shares one font dict between axes, and the original figure
+    keeps its sizes."""
     fig = figures.side_by_side_figure(maps(6, 6), LABELS, maps(6, 6), LABELS, "a", "b")
     before = json.loads(pio.to_json(fig, validate=False))["layout"]
     after = json.loads(pio.to_json(figures.for_projector(fig, 1.35), validate=False))["layout"]
@@ -76,9 +77,12 @@ def test_projector_scales_every_font_once_and_leaves_the_figure_alone():
     assert len(axes) == 4 and len(before["annotations"]) == 2
     for k in axes:
         size = before[k].get("tickfont", {}).get("size") or FONT["size"]  # inherited
-        assert after[k]["tickfont"]["size"] == round(size * 1.35, 1), k
+        assert after[k]["tickfont"]["size"] == max(round(size * 1.35, 1), 18), k
     for a, b in zip(before["annotations"], after["annotations"]):
-        assert b["font"]["size"] == round(a["font"]["size"] * 1.35, 1)
+        assert b["font"]["size"] == max(round(a["font"]["size"] * 1.35, 1), 18)
+    big = figures.for_projector(fig, 3.0, least=0)  # no floor: exactly 3 times
+    assert big.layout.xaxis.tickfont.size == round(
+        (before["xaxis"].get("tickfont", {}).get("size") or FONT["size"]) * 3.0, 1)
     assert json.loads(pio.to_json(fig, validate=False))["layout"] == before
 
 

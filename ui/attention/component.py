@@ -19,6 +19,8 @@ result.head set for that run; `setStateValue("view", v)` keeps v across reruns. 
 the host element carries data-drawn (the shown tokens joined by single spaces), data-view and
 data-tag, and the head view data-lines (lines drawn), data-lines-above, data-line-queries and
 data-line-keys (the token indices at the lines' ends), data-heads-on, data-layer, data-threshold;
+the grid and focus grid the smallest px they drew text with (data-label-px, data-title-px,
+data-number-px) and data-unlabelled (shown tokens that got no label);
 data-hover-ms is the last hover's event-to-drawn time (performance.now()).
 """
 
@@ -56,8 +58,9 @@ def attention(payload: dict, key: str, on_head=None, on_view=None, on_cell=None,
     filename: the stem of the PNG/SVG downloads; tag: any short string, put on the host element
     as data-tag (tests wait for it). In presentation mode everything is drawn larger."""
     data = dict(payload, filename=filename, tag=str(tag))
-    if presenting():
+    if presenting():  # larger; the Explorer's views switch to their layouts for reading
         data["scale"] = data.get("scale", 1.0) * PROJECTOR_SCALE
+        data["present"] = True
 
     def head_changed():
         value = st.session_state[key].get("head")

@@ -41,6 +41,22 @@ function colorLut(stops) {
   return lut;
 }
 
+// WCAG relative luminance of a colour, and the ink (near black or white) with the higher
+// contrast on it: text printed on a coloured cell
+function luminance(c) {
+  const lin = parseColor(c).map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+  return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2];
+}
+
+function contrast(a, b) {
+  const la = luminance(a), lb = luminance(b);
+  return (Math.max(la, lb) + 0.05) / (Math.min(la, lb) + 0.05);
+}
+
+function inkOn(c) {
+  return contrast("#1f1f1f", c) >= contrast("#ffffff", c) ? "#1f1f1f" : "#ffffff";
+}
+
 function headColor(data, h) {
   const c = data.head_colors;
   return h < c.length ? c[h] : `hsl(${(h * 137.5) % 360}, 65%, 42%)`;
@@ -99,12 +115,21 @@ function labelRoom(ctx, labels, px, cap) {
   return Math.ceil(Math.min(w, cap)) + 6;
 }
 
-// Text in a box of `width` px: the font shrinks (from px down to 8 px) before the text is cut
-function fitText(ctx, text, width, px) {
+// Text in a box of `width` px: the font shrinks (from px down to `least` px, 8 unless given)
+// before the text is cut with "…"
+function fitText(ctx, text, width, px, least = 8) {
   let size = px;
   ctx.font = fontPx(size);
-  while (size > 8 && ctx.measureText(text).width > width) ctx.font = fontPx(--size);
+  while (size - 1 >= least && ctx.measureText(text).width > width) ctx.font = fontPx(--size);
   let t = text;
   while (t.length > 1 && ctx.measureText(t).width > width) t = t.slice(0, -2) + "\u2026";
   return t;
+}
+
+// The smallest px a view drew its text with, on the host element for tests: data-label-px
+// (token labels), data-title-px (map and grid titles), data-number-px (printed numbers) and
+// data-unlabelled (shown tokens without a label in the labelled maps); the focus grid also
+// data-contrast (the lowest WCAG contrast of its text on its cells)
+function markPx(host, px) {
+  for (const [k, v] of Object.entries(px)) host.dataset[k] = Number.isFinite(v) ? String(Math.round(v * 10) / 10) : "";
 }

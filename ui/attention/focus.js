@@ -5,11 +5,18 @@
 
 function focusLayout(f) {
   const d = f.data, s = d.scale, L = d.layers, H = d.heads;
+  if (d.present) {  // presentation mode: every text at least PRESENT_PX (grid.js), rows of two lines
+    const k = projectorFactor(), px = PRESENT_PX * k, lab = Math.round(px * 3.4), title = Math.round(px * 2);
+    const cw = Math.max(18, Math.min(Math.round(120 * k), Math.floor((f.width() - lab) / H)));
+    const ch = Math.round(px * 2.5), top = title + px * 1.4;
+    return { lab, title, cw, ch, W: lab + H * cw, H: top + L * ch + 4, top, px: { title: px * 1.1, head: px, token: px, number: px } };
+  }
   const lab = 34 * s, title = 26 * s;
   // never wider than the column (a cell cut off at its right edge could not be read or clicked)
   const cw = Math.max(18, Math.min(72 * s, Math.floor((f.width() - lab) / H)));
   const ch = Math.round(34 * s);  // two lines: the top key and its weight
-  return { lab, title, cw, ch, W: lab + H * cw, H: title + lab * 0.6 + L * ch + 4, top: title + lab * 0.6 };
+  return { lab, title, cw, ch, W: lab + H * cw, H: title + lab * 0.6 + L * ch + 4, top: title + lab * 0.6,
+    px: { title: 14 * s, head: 11 * s, token: 11 * s, number: 10 * s } };
 }
 
 function drawFocus(f) {
@@ -18,20 +25,22 @@ function drawFocus(f) {
   ctx.fillStyle = "#ffffff";
   ctx.fillRect(0, 0, g.W, g.H);
   ctx.fillStyle = "#31333f";
-  ctx.font = fontPx(14 * s);
+  const P = g.px, least = d.present ? P.token : 8;
+  const drawn = { label: Infinity, title: Math.min(P.title, P.head), number: P.number, contrast: Infinity };
+  ctx.font = fontPx(P.title);
   ctx.textAlign = "center";
   ctx.textBaseline = "middle";
   const by = d.by ? `, ${d.by}` : "";
   ctx.fillText(`Top key of \u201c${shown(d.focus, 30)}\u201d in every head${by}`, g.W / 2, g.title / 2, g.W);
   for (let h = 0; h < d.heads; h++) {
-    ctx.font = fontPx((h === d.head ? 12 : 11) * s);
+    ctx.font = (h === d.head ? "bold " : "") + fontPx(P.head);
     ctx.fillStyle = h === d.head ? "#d62728" : "#31333f";
     ctx.fillText(`H${h + 1}`, g.lab + (h + 0.5) * g.cw, g.top - g.lab * 0.3);
   }
   for (let l = 0; l < d.layers; l++) {
     const y = g.top + l * g.ch, current = l === d.layer;
     ctx.fillStyle = current ? "#d62728" : "#31333f";
-    ctx.font = fontPx((current ? 12 : 11) * s);
+    ctx.font = (current ? "bold " : "") + fontPx(P.head);
     ctx.textAlign = "right";
     ctx.fillText(current ? `\u25b6 L${l + 1}` : `L${l + 1}`, g.lab - 6, y + g.ch / 2);
     ctx.textAlign = "center";
@@ -40,10 +49,11 @@ function drawFocus(f) {
       const x = g.lab + h * g.cw;
       ctx.fillStyle = c;
       ctx.fillRect(x + 1, y + 1, g.cw - 2, g.ch - 2);
-      const [r, gg, b] = parseColor(c);
-      ctx.fillStyle = 0.299 * r + 0.587 * gg + 0.114 * b > 150 ? "#1f1f1f" : "#ffffff";
-      ctx.fillText(fitText(ctx, shown(d.tokens[t]), g.cw - 4, 11 * s), x + g.cw / 2, y + g.ch * 0.33);
-      ctx.font = fontPx(10 * s);
+      ctx.fillStyle = inkOn(c);
+      drawn.contrast = Math.min(drawn.contrast, contrast(ctx.fillStyle, c));
+      ctx.fillText(fitText(ctx, shown(d.tokens[t]), g.cw - 4, P.token, least), x + g.cw / 2, y + g.ch * 0.33);
+      drawn.label = Math.min(drawn.label, parseFloat(ctx.font));
+      ctx.font = fontPx(P.number);
       ctx.fillText(f.weight[i].toFixed(2), x + g.cw / 2, y + g.ch * 0.72, g.cw - 2);
     }
   }
@@ -57,6 +67,8 @@ function drawFocus(f) {
       ctx.strokeRect(g.lab + d.head * g.cw + 1.5, g.top + d.layer * g.ch + 1.5, g.cw - 3, g.ch - 3);
     }
   }
+  markPx(f.host, { labelPx: drawn.label, titlePx: drawn.title, numberPx: drawn.number, unlabelled: 0,
+    contrast: drawn.contrast });
 }
 
 function focusHit(f, x, y) {

@@ -34,10 +34,12 @@ function tiles(n, cols, tile, { room, titleH, gap }) {
 function gridLayout(g, W) {
   const d = g.data, s = d.scale, G = d.tokens.length;
   const M = g.count, Hn = d.heads, extra = M - Hn;
+  if (d.present && d.fit) return presentLayout(g, W);
   const font = (G <= 16 ? 11 : 9) * s, titleH = 18 * s, gap = 10 * s, legendH = 40 * s;
   const ctx = g.main.getContext("2d");
   const room = labelRoom(ctx, g.labels, font, 90 * s);
-  if (d.fit) return fitLayout(g, W, { M, G, font, titleH, gap, legendH, room, s });
+  const px = { font, title: 12 * s, number: 11 * s, titleMin: 8 };
+  if (d.fit) return fitLayout(g, W, { M, G, font, titleH, gap, legendH, room, s, px });
   const cols = Hn <= 4 ? Hn : Hn <= 12 ? 3 : 4, rows = Math.ceil(Hn / cols);
   const side = extra > 0 && W >= 560 ? Math.floor(W * 0.4) : 0;
   const gridW = W - side - (side ? 16 * s : 0);
@@ -53,14 +55,14 @@ function gridLayout(g, W) {
   if (side) h = Math.max(h, extra * (sideTile + titleH + room));
   else if (extra) h += sideTile + titleH + room;
   const legend = { x: side ? gridW + 16 * s + room : room, y: h + 6 * s, w: 160 * s, h: 10 * s };
-  return { maps, font, titleH, room, W, H: h + legendH, legend, G };
+  return { maps, font, titleH, room, W, H: h + legendH, legend, G, px };
 }
 
 // A projector's layout (data.fit): every map (heads, then single head and mean) in one grid of
 // the rows and columns that give the largest tiles within the width and the first screen's
 // height (fitRoom); query labels left of the first column, key labels under the last row.
 function fitLayout(g, W, o) {
-  const { M, G, font, titleH, gap, legendH, room, s } = o;
+  const { M, G, font, titleH, gap, legendH, room, s, px } = o;
   const maxH = fitRoom(g);
   let best = null;
   for (let rows = 1; rows <= M; rows++) {
@@ -74,13 +76,50 @@ function fitLayout(g, W, o) {
   const maps = tiles(M, cols, tile, { room, titleH, gap });
   const h = rows * (tile + titleH + gap) + room;
   const legend = { x: room, y: h + 6 * s, w: 160 * s, h: 10 * s };
-  return { maps, font, titleH, room, W, H: h + legendH, legend, G };
+  return { maps, font, titleH, room, W, H: h + legendH, legend, G, px };
 }
+
+// Presentation mode (data.present with data.fit), designed for reading from the back of a room: the heads
+// as clickable thumbnails in a row (titles only), and below them the enlarged head and the
+// extra maps (summed head, mean) large, every token labelled. Text is PRESENT_PX CSS px at a
+// 1280 px wide window and grows with the window (projectorFactor).
+function presentLayout(g, W) {
+  const d = g.data, G = d.tokens.length, M = g.count, Hn = d.heads, k = projectorFactor();
+  const font = PRESENT_PX * k, titleH = Math.round(font * 1.5), gap = Math.round(12 * k);
+  const legendH = Math.round(font * 2.6);
+  const room = labelRoom(g.main.getContext("2d"), g.labels, font, 170 * k);
+  const cols = Math.min(Hn, 12), rows = Math.ceil(Hn / cols);
+  const thumb = Math.max(30, Math.min(Math.round(100 * k), Math.floor((W - (cols - 1) * gap) / cols)));
+  const maps = tiles(Hn, cols, thumb, { room: 0, titleH, gap }).map((m) => ({ ...m, left: false, bottom: false, thumb: true }));
+  const top = rows * (thumb + titleH + gap) + gap;
+  const big = (d.selected === null || d.selected === undefined ? [] : [d.selected]);
+  for (let j = Hn; j < M; j++) big.push(j);
+  const nb = Math.max(1, big.length), bigGap = 2 * gap;
+  const byW = Math.floor((W - room - (nb - 1) * bigGap) / nb);
+  const byH = Math.floor(fitRoom(g) - top - titleH - room - legendH);
+  // each label gets a cell of 1.4 times its font at least (labels never touch); larger when
+  // the first screen has the room, up to the width
+  const size = Math.max(40, Math.min(byW, Math.max(Math.ceil(G * font * 1.4), Math.min(byH, 44 * k * G))));
+  big.forEach((i, j) => maps.push({ i, x: room + j * (size + bigGap), y: top + titleH, size,
+    left: j === 0, bottom: true }));
+  const h = top + titleH + size + room;
+  const legend = { x: room, y: h + 6 * k, w: 220 * k, h: 14 * k };
+  return { maps, font, titleH, room, W, H: h + legendH, legend, G,
+    px: { font, title: font, number: font, titleMin: font } };
+}
+
+// The size factor of presentation mode's text: 1 at a 1280 px wide window, up to 2
+function projectorFactor() {
+  return Math.min(2, Math.max(1, window.innerWidth / 1280));
+}
+const PRESENT_PX = 18; // presentation mode's smallest text (CSS px at 1280 px wide)
 
 function drawGrid(g) {
   const d = g.data, L = g.layout, G = L.G, s = d.scale;
   const ctx = sizeCanvas(g.main, L.W, L.H);
   sizeCanvas(g.over, L.W, L.H);
+  g.drawnPx = { title: Infinity, label: Infinity };
+  g.unlabelled = new Set();
   ctx.fillStyle = "#ffffff";
   ctx.fillRect(0, 0, L.W, L.H);
   // each map: G x G pixels through the colour table, then scaled up without smoothing
@@ -102,9 +141,11 @@ function drawGrid(g) {
     ctx.fillStyle = "#31333f";
     ctx.textAlign = "center";
     ctx.textBaseline = "bottom";
-    const room = d.fit ? m.size + 8 * s : m.size + 60 * s;  // a title never overlaps the next
-    ctx.fillText(fitText(ctx, shown(d.titles[m.i] ?? "", 40), room, 12 * s), m.x + m.size / 2,
-      m.y - 3 * s);
+    const room = m.thumb ? m.size + 10 : d.fit ? m.size + 8 * s : m.size + 60 * s;  // not over the next
+    const title = m.thumb && d.short_titles ? d.short_titles[m.i] : d.titles[m.i];
+    const fitted = fitText(ctx, shown(title ?? "", 40), room, L.px.title, L.px.titleMin);
+    g.drawnPx.title = Math.min(g.drawnPx.title, parseFloat(ctx.font));
+    ctx.fillText(fitted, m.x + m.size / 2, m.y - 3 * s);
     if (m.i === d.selected) {
       ctx.strokeStyle = "#d62728";
       ctx.lineWidth = 3;
@@ -112,35 +153,39 @@ function drawGrid(g) {
     }
     drawLabels(g, ctx, m);
   }
-  drawLegend(ctx, L.legend, g.lut, d.legend, s, g.range);
+  drawLegend(ctx, L.legend, g.lut, d.legend, L.px.number, g.range);
 }
 
-// Token labels left of a map (queries) and under it (keys), thinned to fit the cells
+// Token labels left of a map (queries) and under it (keys), thinned to fit the cells (never the
+// focus token's, drawn bold and red); tokens left without a label go to g.unlabelled
 function drawLabels(g, ctx, m) {
-  const G = g.layout.G, cell = m.size / G, f = g.layout.font;
+  if (!m.left && !m.bottom) return;  // a thumbnail
+  const G = g.layout.G, cell = m.size / G, f = g.layout.font, focus = g.data.focus;
   const step = Math.max(1, Math.ceil((f * 0.85) / cell));
-  ctx.font = fontPx(f);
-  for (let t = 0; t < G; t += step) {
-    ctx.fillStyle = g.data.special[t] ? "#9a9a9a" : "#31333f";
+  for (let t = 0; t < G; t++) {
+    if (t % step && t !== focus) { g.unlabelled.add(t); continue; }
+    ctx.font = (t === focus ? "bold " : "") + fontPx(f);
+    ctx.fillStyle = t === focus ? "#d62728" : g.data.special[t] ? "#767676" : "#31333f";
     const mid = (t + 0.5) * cell;
     if (m.left) {
       ctx.textAlign = "right";
       ctx.textBaseline = "middle";
-      ctx.fillText(g.labels[t], m.x - 4, m.y + mid, g.layout.room - 6);
+      ctx.fillText(g.labels[t], m.x - 6, m.y + mid, g.layout.room - 6);  // clear of the outline
     }
     if (m.bottom) {
       ctx.save();
-      ctx.translate(m.x + mid, m.y + m.size + 4);
+      ctx.translate(m.x + mid, m.y + m.size + 7);  // clear of the outline
       ctx.rotate(-Math.PI / 2);
       ctx.textAlign = "right";
       ctx.textBaseline = "middle";
       ctx.fillText(g.labels[t], 0, 0, g.layout.room - 6);
       ctx.restore();
     }
+    g.drawnPx.label = Math.min(g.drawnPx.label, f);
   }
 }
 
-function drawLegend(ctx, b, lut, title, s, range) {
+function drawLegend(ctx, b, lut, title, px, range) {
   for (let i = 0; i < b.w; i++) {
     const li = Math.round((i / (b.w - 1)) * 255) * 3;
     ctx.fillStyle = `rgb(${lut[li]},${lut[li + 1]},${lut[li + 2]})`;
@@ -150,7 +195,7 @@ function drawLegend(ctx, b, lut, title, s, range) {
   ctx.lineWidth = 1;
   ctx.strokeRect(b.x, b.y, b.w, b.h);
   ctx.fillStyle = "#31333f";
-  ctx.font = fontPx(11 * s);
+  ctx.font = fontPx(px);
   ctx.textBaseline = "top";
   const [lo, hi] = range;
   for (const f of [0, 0.5, 1]) {
@@ -159,6 +204,6 @@ function drawLegend(ctx, b, lut, title, s, range) {
   }
   ctx.textAlign = "left";
   ctx.textBaseline = "middle";
-  ctx.fillText(title, b.x + b.w + 8 * s, b.y + b.h / 2);
+  ctx.fillText(title, b.x + b.w + px * 0.6, b.y + b.h / 2);
 }
 

@@ -61,6 +61,9 @@ function gridTooltip(g, hit, x, y) {
   if (maskHit(g, hit)) {
     tip.firstChild.textContent = "click: mask this token";
     tip.lastChild.textContent = `${d.tokens[hit.q]} \u2192 [MASK]`;
+  } else if (hit && !hit.map) {  // a label: the whole token (a long one is cut on the canvas)
+    tip.firstChild.textContent = hit.q !== undefined ? "query (row)" : "key (column)";
+    tip.lastChild.textContent = d.tokens[hit.q ?? hit.k];
   } else if (hit && hit.map) {
     const G = g.layout.G, c = hit.map.i * G * G + hit.q * G + hit.k, w = g.values[c];
     const signed = g.range[0] < 0 && w >= 0 ? "+" : "";
@@ -130,5 +133,7 @@ function redrawGrid(g) {
   g.host.dataset.heads = String(g.data.heads);
   g.host.dataset.selected = g.data.selected === null ? "" : String(g.data.selected + 1);
   // where each map is on the canvas (CSS px), for tests that point at a cell
-  g.host.dataset.layout = JSON.stringify(g.layout.maps.map(({ i, x, y, size }) => ({ i, x, y, size })));
+  g.host.dataset.layout = JSON.stringify(g.layout.maps.map(({ i, x, y, size, thumb }) => ({ i, x, y, size, thumb: !!thumb })));
+  markPx(g.host, { labelPx: g.drawnPx.label, titlePx: g.drawnPx.title, numberPx: g.layout.px.number,
+    unlabelled: g.unlabelled.size });
 }

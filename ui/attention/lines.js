@@ -59,8 +59,9 @@ function collectHead(v, geo, sink = () => new Path2D()) {
 
 function headGeometry(v) {
   const d = v.data, s = d.scale, G = d.tokens.length;
-  const font = (G <= 64 ? 13 : G <= 160 ? 10 : 8) * s;
-  const rowH = Math.max(4, Math.min(22 * s, 2600 / G));
+  const least = d.present ? PRESENT_PX * projectorFactor() : 0;  // a projector: 18 px and up
+  const font = Math.max((G <= 64 ? 13 : G <= 160 ? 10 : 8) * s, G <= 64 ? least : 0);
+  const rowH = Math.max(4, Math.min(Math.max(22 * s, font * 1.3), 2600 / G));
   const ctx = v.canvas.getContext("2d");
   const room = labelRoom(ctx, v.labels, font, 150 * s);
   const span = Math.max(120, Math.min(300 * s, v.width() - 2 * room - 20));
@@ -102,6 +103,7 @@ function drawHeadView(v) {
       ctx.fillText(v.labels[t], x, geo.y(t), geo.room - 4);
     }
   }
+  markPx(v.host, { labelPx: geo.font, unlabelled: geo.G - Math.ceil(geo.G / step) });
   return got;
 }
 

@@ -66,7 +66,7 @@ def _common(labels, special, scale, segments=None) -> dict:
 
 def grid_payload(maps, labels, special, titles, heads: int, selected=None, scale=1.0,
                  legend="weight", fit=False, raw=None, value_range=(0.0, 1.0), colorscale=None,
-                 maskable=None) -> dict:
+                 maskable=None, focus=None, short_titles=None) -> dict:
     """The Explorer's maps: maps (M, G, G) with the heads first (`heads` of them, clickable,
     shown as a grid) and extra maps after (single head, mean), titles M strings; selected: the
     enlarged head (outlined); fit: the maps shrink to fit the first screen below their top (a
@@ -78,7 +78,9 @@ def grid_payload(maps, labels, special, titles, heads: int, selected=None, scale
     raw (M, G, G): a second number per cell for the hover (the raw norm ||alpha f(x)|| behind
     a norm-weighted map), NaN where a map has none; always float32. maskable (G bools): the
     query labels that a click masks (the component sends trigger "token" with the label's
-    index). Maps in 0..1 are float32 while small, 16-bit levels beyond DENSE_F4_BYTES."""
+    index). Maps in 0..1 are float32 while small, 16-bit levels beyond DENSE_F4_BYTES.
+    focus: the focus token's index (its label is always drawn, bold); short_titles: M titles
+    for the heads' thumbnails in presentation mode ("H3 · 1.54")."""
     maps = np.asarray(maps, dtype=np.float32)  # (M, G, G)
     lo, hi = (float(v) for v in value_range)
     unit = (lo, hi) == (0.0, 1.0)
@@ -91,12 +93,15 @@ def grid_payload(maps, labels, special, titles, heads: int, selected=None, scale
         extra["raw"] = pack(raw, "f4")
     if maskable is not None:
         extra["maskable"] = [bool(m) for m in maskable]
+    if short_titles is not None:
+        extra["short_titles"] = [str(t) for t in short_titles]
     common = _common(labels, special, scale)
     if colorscale is not None:
         common["colorscale"] = colorscale
     return dict(view="grid", maps=pack(maps, dtype), titles=[str(t) for t in titles],
                 heads=int(heads), selected=None if selected is None else int(selected),
-                legend=str(legend), fit=bool(fit), range=[lo, hi], **extra, **common)
+                legend=str(legend), fit=bool(fit), range=[lo, hi],
+                focus=None if focus is None else int(focus), **extra, **common)
 
 
 def line_floor(att, min_weight: float = MIN_LINE_WEIGHT, max_lines: int = MAX_LINES) -> float:

@@ -10,7 +10,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from ..labels import plain_label
-from ..style import COLORSCALE, FONT
+from ..style import COLORSCALE, FONT, PRESENT_MIN_PX
 
 HOVER = "%{y} → %{x}: %{z:.3f}<extra></extra>"  # query → key: weight
 HOVER_CELLS = 60_000  # above this many cells a figure gets no per-cell hover text (page weight)
@@ -49,21 +49,42 @@ def figure(data, layout) -> go.Figure:
 
 
 def for_projector(fig, scale: float, max_height: int | None = None,
-                  square: bool = False) -> go.Figure:
+                  square: bool = False, least: float = PRESENT_MIN_PX) -> go.Figure:
     """A copy of any figure for a projector: its height, margins and every font (text, titles,
-    tick labels, annotations, cell text) `scale` times larger. Worked on the plain dict, not
-    validated again (fast: ~2 ms for the 12-head grid).
+    tick labels, annotations, cell text, colour bars, legends) `scale` times larger and never
+    below `least` px (legible from the back of a room). Worked on the plain dict, not validated
+    again (fast: ~2 ms for the 12-head grid).
 
     max_height: the most pixels the figure may take once enlarged (the room a page leaves it on
     the first screen); a taller figure is cut to it, and a figure without a height of its own
-    gets it. square: its (single) plot keeps square cells when cut, narrower and centred."""
+    gets it. square: its (single) plot keeps square cells, narrower and centred when cut."""
     d = fig.to_dict()
     lay = d.setdefault("layout", {})
     base = lay.get("font", {}).get("size") or FONT["size"]
+    grow = max(scale, least / base)  # margins grow as much as the text they hold
+
+    done = set()  # the fonts made here (each is scaled once)
 
     def bigger(obj: dict, key: str = "font", default=base):
         font = obj.get(key) or {}  # a new dict: builders may share one font between axes
-        obj[key] = {**font, "size": round((font.get("size") or default) * scale, 1)}
+        obj[key] = {**font, "size": max(round((font.get("size") or default) * scale, 1), least)}
+        done.add(id(obj[key]))
+
+    def every_font(obj):  # fonts nested anywhere else (colour bars, legends, axis titles)
+        if isinstance(obj, dict):
+            if isinstance(obj.get("title"), str):  # a bare title: its font would be plotly's
+                obj["title"] = {"text": obj["title"]}
+            if isinstance(obj.get("title"), dict) and "font" not in obj["title"]:
+                bigger(obj["title"])
+            for key, val in list(obj.items()):
+                if key in ("font", "tickfont", "textfont") and isinstance(val, dict):
+                    if id(val) not in done:
+                        bigger(obj, key)
+                else:
+                    every_font(val)
+        elif isinstance(obj, list):
+            for val in obj:
+                every_font(val)
 
     bigger(lay)
     bigger(lay.setdefault("title", {}), default=16)
@@ -71,20 +92,32 @@ def for_projector(fig, scale: float, max_height: int | None = None,
         lay["height"] = int(lay["height"] * scale)
     if max_height and (lay.get("height") or max_height + 1) > max_height:
         lay["height"] = int(max_height)
-        if square:
-            lay.setdefault("yaxis", {}).update(scaleanchor="x", scaleratio=1)
-            lay.setdefault("xaxis", {}).update(constrain="domain")
+    if square:
+        lay.setdefault("yaxis", {}).update(scaleanchor="x", scaleratio=1)
+        lay.setdefault("xaxis", {}).update(constrain="domain")
     m = lay.setdefault("margin", {})
     for side, default in (("l", 80), ("b", 80), ("t", 100)):
-        m[side] = int((m.get(side) or default) * scale)
+        m[side] = int((m.get(side) or default) * grow)
+    # explicit sizes where a theme's template would set its own (Streamlit's sets tick labels,
+    # legends and colour bars smaller than the layout's font)
+    lay.setdefault("xaxis", {})
+    lay.setdefault("yaxis", {})
+    bigger(lay.setdefault("legend", {}))
     for name, axis in lay.items():
         if name.startswith(("xaxis", "yaxis")) and isinstance(axis, dict):
             bigger(axis, "tickfont")
+        if name.startswith("coloraxis") and isinstance(axis, dict):
+            bigger(axis.setdefault("colorbar", {}), "tickfont")
+    for trace in d.get("data", []):
+        if trace.get("type") in ("heatmap", "contour", "histogram2d"):
+            bigger(trace.setdefault("colorbar", {}), "tickfont")
     for note in lay.get("annotations", []):
         bigger(note)
     for trace in d.get("data", []):
         if "textfont" in trace or "texttemplate" in trace or "text" in trace:
             bigger(trace, "textfont")
+    every_font(lay)
+    every_font(d.get("data", []))
     return go.Figure(d, _validate=False)
 
 
