@@ -30,6 +30,7 @@ pages = [
     st.Page("pages/two_readings.py", title="Two readings", icon=":material/compare_arrows:"),
     st.Page("pages/corpus_search.py", title="Corpus search", icon=":material/manage_search:"),
     st.Page("pages/what_heads_learn.py", title="What heads learn", icon=":material/account_tree:"),
+    st.Page("pages/glossary.py", title="Glossary", icon=":material/menu_book:"),
     st.Page("pages/about.py", title="About", icon=":material/info:"),
 ]
 current = st.navigation(pages, position="top" if presenting() else "sidebar")
