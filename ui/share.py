@@ -10,9 +10,10 @@ import segno
 import streamlit as st
 
 from . import style
+from .presentation import presenting
 
 _SLOT, _PAGE = "_share_slot", "_share_page"
-QR_PX = 320  # the QR code's width on screen: ~9 px a module for a 100-character link, read by a
+QR_PX = 300  # the QR code's width on screen: ~9 px a module for a 100-character link, read by a
              # phone from the back of a classroom when projected at 1280×720
 
 
@@ -58,12 +59,14 @@ def refresh():
     students, projector = links()
     with slot.container():
         with st.popover("Copy link", icon=style.ICON_LINK, width="stretch"):
-            st.caption("This view, for the students' screens (the copy icon is at the right "
-                       "of the box), and its QR code for their phones:")
-            st.code(students, language=None, wrap_lines=True)
+            # on a projector the QR code stands beside the links (the popover fits 720 px)
+            text, code = st.columns([1, 1]) if presenting() else (st, st)
+            text.caption("This view, for the students' screens (the copy icon is at the right "
+                         "of the box), and its QR code for their phones:")
+            text.code(students, language=None, wrap_lines=True)
             if students.startswith(("http://", "https://")):
-                st.image(qr_png(students), width=QR_PX, caption="Scan to open this view")
+                code.image(qr_png(students), width=QR_PX, caption="Scan to open this view")
             else:  # no address known (a test harness): a QR code of "./" would open nothing
-                st.caption("The QR code needs the server's address; open the app through it.")
-            st.caption("The same view for a projector (presentation mode):")
-            st.code(projector, language=None, wrap_lines=True)
+                code.caption("The QR code needs the server's address; open the app through it.")
+            text.caption("The same view for a projector (presentation mode):")
+            text.code(projector, language=None, wrap_lines=True)
