@@ -19,9 +19,10 @@ st.markdown(
 
 st.subheader("The pages")
 st.markdown("""
-- **Explorer**: every head of one layer as a map, the same weights read as one single head,
-  the mean of the heads, and where one focus word looks in every head of every layer; by
-  weight or by norm (Kobayashi et al. 2020); click a word to mask it and see the predictions.
+- **Explorer**: every head of one layer as a map, the same weights read as one head (the
+  **summed head**), the mean of the heads, and where one focus token looks in every head of
+  every layer; by weight or by norm (Kobayashi et al. 2020); click a word to mask it and see
+  the predictions.
 - **Head view**: bertviz's head and model views: lines from every token to every token, one
   colour per head, for texts up to 512 tokens, saved as PNG or SVG.
 - **Inside MHA**: one multi-head attention step by step (a toy, then the real model), narrow

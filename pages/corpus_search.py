@@ -16,6 +16,7 @@ from ui.labels import visible
 from ui.page import Page
 from ui.presentation import presenting, tucked
 from ui.presets import EXAMPLE_LINES
+from ui.words import plural
 
 PAGE = Page("cs", keep=("cs_source", "cs_lines"), link=("layer", "head"))
 pending = PAGE.start()
@@ -117,12 +118,13 @@ k = c4.select_slider("Matches", [5, 10, 20, 50], value=5 if presenting() else 10
 if not lines:
     st.info("Paste at least one sentence, one per line.", icon=style.ICON_TYPE)
     st.stop()
-with st.spinner(f"Indexing {len(lines):,} sentence(s) at layer {layer + 1}…"):
+with st.spinner(f"Indexing {plural(len(lines), 'sentence')} at layer {layer + 1}…"):
     index = guards.computed_or_none(corpus_index, name, tuple(lines), layer)
 if index is None:
     st.stop()
 if index.skipped:
-    st.caption(f"{index.skipped} line(s) had no words the model could read and were left out.")
+    st.caption(f"{plural(index.skipped, 'line')} had no words the model could read and "
+               f"{'was' if index.skipped == 1 else 'were'} left out.")
 if not len(index):
     st.info("None of these lines has words the model can read.", icon=style.ICON_TYPE)
     st.stop()
@@ -143,7 +145,8 @@ with st.container(key="cs_results"):
         "after": [cell(cut_right(m.after)) for m in found],
         f"attends to (L{layer + 1} H{head + 1})": [targets_text(m.targets) for m in found],
     }), border="horizontal")
-st.caption(f"{len(index):,} tokens of {len(lines):,} line(s) indexed at layer {layer + 1} (each "
+st.caption(f"{len(index):,} tokens of {plural(len(lines), 'line')} indexed at layer {layer + 1} "
+           f"(each "
            f"line's first {CORPUS_TOKENS} tokens; [CLS] and [SEP] are not indexed). Similarity "
            "is the cosine of the hidden states (the layer's output); the last column lists "
            "each match's top three attention targets in the chosen head. If the sentence "

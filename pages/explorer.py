@@ -97,8 +97,8 @@ def focus_view(name: str, text: str, query: int, word_level: bool, hide_special:
 
 # --- model and text ------------------------------------------------------------------------
 TITLE = ("Explorer", "Every head of one layer for any sentence, beside the same weights read as "
-         "one single head and the mean of the heads; where one focus token looks in every head "
-         "of every layer.")
+         "one head (the summed head) and the mean of the heads; where one focus token looks in "
+         "every head of every layer.")
 if not presenting():  # on a projector it shares the row of controls (below)
     PAGE.heading(*TITLE, compact=True)
 name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
@@ -188,7 +188,7 @@ if hide_special:
 if by_norm:
     st.caption("**By norm** (Kobayashi et al. 2020): each head's cell is ‖α_ij f(x_j)‖, each row "
                "divided by its sum so that rows read like weights (the hover also gives the raw "
-               "norm), and the focus grid and the enlarged head follow. The **single head has no "
+               "norm), and the focus grid and the enlarged head follow. The **summed head has no "
                "norm form**: it reads the layer's query and key weights as one head, and the "
                "model never sends value vectors through it, so its map stays the weights.")
 # a long text: the maps show a window of tokens, so that labels stay readable
@@ -245,7 +245,7 @@ def mask_token(i: int):
 
 window = slice(lo, hi)
 titles = [f"head {h + 1} · {v['h_heads'][h]:.2f} nats" for h in range(H)]
-titles += [f"single head{' (weights)' if by_norm else ''} · {v['h_single']:.2f} nats",
+titles += [f"summed head{' (weights)' if by_norm else ''} · {v['h_single']:.2f} nats",
            f"mean of heads · {v['h_mean']:.2f} nats"]
 maps = np.concatenate([v["heads"], v["single"][None], v["mean"][None]])  # (H + 2, G, G)
 raw = None

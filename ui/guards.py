@@ -8,6 +8,7 @@ from . import style
 from .labels import visible
 from .models import get_bert, text_facts
 from .presentation import presenting
+from .words import plural
 
 MAX_CHARS = 20_000  # text longer than this is cut before tokenising (the model keeps 512 tokens)
 MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>$~:&")
@@ -92,7 +93,9 @@ def language_notes(facts: dict, what: str = "This text"):
                    f"where those placeholder tokens attend, not the words. {limits}",
                    icon=style.ICON_UNKNOWN)
     elif facts["unknown"]:
-        st.caption(f"{facts['unknown']} token(s) are `{facts['unk_token']}`: the vocabulary "
+        n_unk = facts["unknown"]
+        st.caption(f"{plural(n_unk, 'token')} {'is' if n_unk == 1 else 'are'} "
+                   f"`{facts['unk_token']}`: the vocabulary "
                    "does not know them (some emoji and scripts).")
     if n and spelled / n > UNKNOWN_SHARE:
         st.warning(f"{spelled} of {n} words ({spelled / n:.0%}) in {where} are read letter by "
