@@ -15,8 +15,9 @@ GUIDE_HOST = "http://localhost:8501/"  # the guide assumes `make run` on the tea
 
 
 PRESENT_NOTE = ("Every link below already has `present=1`. For the students' own screens, use "
-                "**Copy link**: it gives the same view without `present=1` (the address bar "
-                "never carries it).")
+                "**Copy link**: one click in the row shows the same view's link without "
+                "`present=1` (the address bar never carries it) and, beside it, its **QR code**, "
+                "large enough for the class to scan from the screen.")
 
 
 def teaching_guide(present: bool = False) -> str:
@@ -28,8 +29,8 @@ def teaching_guide(present: bool = False) -> str:
     if not present:
         flat = re.sub(r"\s+", " ", PRESENT_NOTE)
         text = re.sub(r"\s+".join(map(re.escape, flat.split(" "))),
-                      "Here the links open the normal view; use Copy link for a projector's "
-                      "link.", text)
+                      "Here the links open the normal view; **Copy link** gives a projector's "
+                      "link, and a QR code for phones.", text)
         text = re.sub(r"[?&]present=1(?=[)&])", "", text)
     return re.sub(r"\]\(" + re.escape(GUIDE_HOST), "](./", text)
 
