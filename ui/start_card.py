@@ -6,11 +6,11 @@ it. Closing it, or opening another page, puts it away for the session."""
 import streamlit as st
 
 from mha_core import questions as qs
-from mha_core.metrics import head_divergence
 
 from . import models
 from .guards import md_text
 from .labels import visible
+from .layers import default_layer
 from .presentation import presenting
 from .presets import DEFAULT_TEXT, default_focus
 from .sidebar import current_model, current_text
@@ -31,12 +31,6 @@ def close():
     st.session_state[_STATE] = False
 
 
-def focus_layer(res) -> int:
-    """The layer whose heads disagree most on this sentence (head_divergence), from 0: where the
-    Explorer's lesson looks."""
-    return int(head_divergence(res.attentions).argmax())
-
-
 def best_fit(layer: int):
     """Issue 24's best-fit single head for this layer (mha_core/data/), None until it ships."""
     return None
@@ -47,7 +41,7 @@ def answers(name: str, text: str) -> list:
     bert, _ = models.get_bert(name)
     res = models.attend(name, text)
     cfg, T = bert.config, len(res.tokens)
-    layer = focus_layer(res)
+    layer = default_layer(name)  # the layer the Explorer opens on
     focus = default_focus(text, res.tokens, res.special)
     word = f"“{md_text(visible(res.tokens[focus]))}”"
     s = qs.split_or_copied(cfg)

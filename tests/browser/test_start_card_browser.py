@@ -16,7 +16,7 @@ from PIL import Image
 from mha_core.metrics import result_metrics
 from mha_core.patterns import label_heads
 from testkit.browser import no_exception
-from ui.presets import DEFAULT_TEXT
+from ui.presets import DEFAULT_TEXT, PRESETS
 
 CARD = ".st-key-start_card"
 # question (as the card asks it) -> the link's label, and text the opened page shows that answers it
@@ -41,13 +41,15 @@ def card_text(page) -> str:
 
 def expected(bert):
     """The card's numbers, recomputed from the attention maps with numpy."""
+    ent = lambda a: float(np.mean(-(a * np.log(np.clip(a, 1e-12, None))).sum(-1)))  # noqa: E731
+    # the Explorer's layer: whose heads disagree most over the examples (entropy of the mean
+    # map - mean entropy of the heads)
+    spread = [[ent(a.mean(0)) - np.mean([ent(h) for h in a])
+               for a in bert.attend(text).attentions.numpy()] for text in PRESETS.values()]
+    layer = int(np.argmax(np.mean(spread, axis=0)))
     res = bert.attend(DEFAULT_TEXT)
     att = res.attentions.numpy()  # (L, H, T, T)
     L, H, T, _ = att.shape
-    ent = lambda a: float(np.mean(-(a * np.log(np.clip(a, 1e-12, None))).sum(-1)))  # noqa: E731
-    # the layer whose heads disagree most: entropy of the mean map - mean entropy of the heads
-    layer = int(np.argmax([ent(att[ll].mean(0)) - np.mean([ent(h) for h in att[ll]])
-                           for ll in range(L)]))
     focus = res.tokens.index("with")
     targets = len(set(att[layer, :, focus].argmax(-1).tolist()))
     single = res.single_head[layer].numpy()  # (T, T)
