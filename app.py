@@ -7,7 +7,7 @@ parameters (ui.page.Page); nothing here lists them.
 
 import streamlit as st
 
-from ui import link, page, sidebar, style, threads
+from ui import link, page, sidebar, start_card, style, threads
 from ui.presentation import presenting
 from ui.st_internals import leave_legacy_pages_mode
 
@@ -16,6 +16,7 @@ threads.limit()  # one torch thread per process: the sessions share the cores
 st.set_page_config(page_title="headscope", page_icon=style.FAVICON, layout="wide")
 
 link_notes = link.read_query_params()  # first run of a session only: the shared link
+start_card.first_run()  # a session opened without a link to a view gets the start card
 st.html(style.PAGE_CSS)  # constant CSS, no user text
 if presenting():
     st.html(style.PRESENT_CSS)
@@ -31,6 +32,7 @@ pages = [
     st.Page("pages/two_readings.py", title="Two readings", icon=":material/compare_arrows:"),
     st.Page("pages/corpus_search.py", title="Corpus search", icon=":material/manage_search:"),
     st.Page("pages/what_heads_learn.py", title="What heads learn", icon=":material/account_tree:"),
+    st.Page("pages/glossary.py", title="Glossary", icon=":material/menu_book:"),
     st.Page("pages/about.py", title="About", icon=":material/info:"),
 ]
 current = st.navigation(pages, position="top" if presenting() else "sidebar")
@@ -38,9 +40,10 @@ link.claim_pending(current.url_path)  # the link's page values are for the page 
 page.keep_widgets()  # a page's settings survive a visit to another page
 # The Training lab trains its own small models and About shows text: neither waits for the
 # BERT checkpoint
-sidebar.sidebar(needs_model=current.url_path not in ("training_lab", "about"),
+sidebar.sidebar(needs_model=current.url_path not in ("training_lab", "about", "glossary"),
                 page_path=current.url_path)
 link.sync_link()
 for note in link_notes:
     st.warning(note, icon=style.ICON_LINK)
+start_card.start_card(current.url_path)
 current.run()

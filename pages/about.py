@@ -4,6 +4,7 @@ import streamlit as st
 
 from ui import docs
 from ui.page import Page
+from ui.presentation import presenting
 
 PAGE = Page("ab")
 PAGE.start()
@@ -18,9 +19,10 @@ st.markdown(
 
 st.subheader("The pages")
 st.markdown("""
-- **Explorer**: every head of one layer as a map, the same weights read as one single head,
-  the mean of the heads, and where one focus word looks in every head of every layer; by
-  weight or by norm (Kobayashi et al. 2020); click a word to mask it and see the predictions.
+- **Explorer**: every head of one layer as a map, the same weights read as one head (the
+  **summed head**), the mean of the heads, and where one focus token looks in every head of
+  every layer; by weight or by norm (Kobayashi et al. 2020); click a word to mask it and see
+  the predictions.
 - **Head view**: bertviz's head and model views: lines from every token to every token, one
   colour per head, for texts up to 512 tokens, saved as PNG or SVG.
 - **Inside MHA**: one multi-head attention step by step (a toy, then the real model), narrow
@@ -37,6 +39,7 @@ st.markdown("""
 - **What heads learn**: every head scored against gold dependency trees (Clark et al. 2019's
   experiment, on a treebank the server names), attention by norm, and each head's query/key
   space.
+- **Glossary**: every term the pages use (nats, top key, summed head…), in one place.
 - **About**: this page.
 
 Views are links: the address bar holds the sentence, the model and the page's own settings
@@ -78,6 +81,7 @@ st.markdown("""
 """)
 
 st.subheader("Teaching with headscope")
-st.caption("The guide below is docs/teaching.md; its links open the views it describes.")
-with st.container(border=True):
-    st.markdown(docs.teaching_guide())
+st.caption("The guide below is docs/teaching.md. Its links open the views it describes on this "
+           "server, in this tab" + (", in presentation mode." if presenting() else "."))
+with st.container(border=True, key="ab_guide"):
+    st.html(docs.as_html(docs.teaching_guide(presenting())))  # our own text, same-tab links

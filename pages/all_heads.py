@@ -13,6 +13,7 @@ from ui.models import shape
 from ui.page import Page
 from ui.presentation import plot, presenting
 from ui.presets import PRESETS
+from ui.words import plural
 
 PAGE = Page("ah", keep=("ah_corpus_source", "ah_corpus_lines", "ah_corpus_on", "ah_norms"),
             link=("corpus", "lines", "profile"))
@@ -217,7 +218,7 @@ else:
         lines = lines[:MAX_LINES]
 if not lines:
     st.info("Paste at least one sentence, one per line.")
-elif st.toggle(f"Profile the heads on {len(lines)} sentence(s)", key="ah_corpus_on"):
+elif st.toggle(f"Profile the heads on {plural(len(lines), 'sentence')}", key="ah_corpus_on"):
     bar = st.progress(0.0, text="Reading the sentences…")
     per_sentence, skipped = [], 0
     for i, line in enumerate(lines):
@@ -232,7 +233,8 @@ elif st.toggle(f"Profile the heads on {len(lines)} sentence(s)", key="ah_corpus_
         bar.progress((i + 1) / len(lines), text=f"{i + 1} of {len(lines)} sentences")
     bar.empty()
     if skipped:
-        st.caption(f"{skipped} line(s) had no words the model could read and were left out.")
+        st.caption(f"{plural(skipped, 'line')} had no words the model could read and "
+                   f"{'was' if skipped == 1 else 'were'} left out.")
     if not per_sentence:
         st.info("None of these lines has words the model can read.", icon=style.ICON_TYPE)
         st.stop()

@@ -24,6 +24,7 @@ from ui.labels import visible
 from ui.page import Page
 from ui.presentation import presenting, tucked
 from ui.presets import EXAMPLE_LINES
+from ui.words import plural
 
 PAGE = Page("cs", keep=("cs_source", "cs_lines"), link=("layer", "head"))
 pending = PAGE.start()
@@ -57,7 +58,7 @@ def corpus_index(name: str, bert, lines: list, layer: int):
     slot = st.empty()
 
     def step(i, n_lines):
-        slot.progress(i / n_lines, text=f"Indexing {n_lines:,} line(s) at layer {layer + 1}: "
+        slot.progress(i / n_lines, text=f"Indexing {plural(n_lines, 'line')} at layer {layer + 1}: "
                                         f"{i:,} done (Stop, at the top right, cancels)")
 
     def waiting():
@@ -159,7 +160,8 @@ index = corpus_index(name, bert, lines, layer)
 if index is None:
     st.stop()
 if index.skipped:
-    st.caption(f"{index.skipped} line(s) had no words the model could read and were left out.")
+    st.caption(f"{plural(index.skipped, 'line')} had no words the model could read and "
+               f"{'was' if index.skipped == 1 else 'were'} left out.")
 if not len(index):
     st.info("None of these lines has words the model can read.", icon=style.ICON_TYPE)
     st.stop()
@@ -180,7 +182,8 @@ with st.container(key="cs_results"):
         "after": [cell(cut_right(m.after)) for m in found],
         f"attends to (L{layer + 1} H{head + 1})": [targets_text(m.targets) for m in found],
     }), border="horizontal")
-st.caption(f"{len(index):,} tokens of {len(lines):,} line(s) indexed at layer {layer + 1} (each "
+st.caption(f"{len(index):,} tokens of {plural(len(lines), 'line')} indexed at layer {layer + 1} "
+           f"(each "
            f"line's first {CORPUS_TOKENS} tokens; [CLS] and [SEP] are not indexed). Similarity "
            "is the cosine of the hidden states (the layer's output); the last column lists "
            "each match's top three attention targets in the chosen head. If the sentence "

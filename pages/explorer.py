@@ -1,4 +1,4 @@
-"""Explorer: every head of one layer for any sentence, with the layer's single head beside them.
+"""Explorer: every head of one layer for any sentence, with the layer's summed head beside them.
 
 Widgets -> cached computation from mha_core -> figures from ui.figures.
 """
@@ -8,7 +8,7 @@ import zlib
 import numpy as np
 import streamlit as st
 
-from mha_core.metrics import entropy, head_divergence, map_summary, token_kinds, word_focus
+from mha_core.metrics import entropy, map_summary, token_kinds, word_focus
 from mha_core.norms import result_norm_maps
 from mha_core.views import explorer_norm_view, explorer_view, focus_targets
 from ui import (
@@ -29,6 +29,7 @@ from ui.attention import attention, focus_payload, grid_payload
 from ui.attention.payload import WINDOW
 from ui.export import attention_csv, attention_json
 from ui.labels import visible
+from ui.layers import default_layer
 from ui.page import Page
 from ui.presentation import PRESENT_WINDOW, plot, presenting, tucked
 
@@ -37,23 +38,6 @@ PAGE = Page("ex", keep=("ex_words", "ex_nospecial", "ex_norms"),
 pending = PAGE.start()
 
 PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
-
-
-@st.cache_data(max_entries=8, show_spinner=False)
-def default_layer(name: str) -> int:
-    """The index (from 0) of the layer whose heads disagree most over the preset sentences
-    (head_divergence: entropy of the heads' mean map minus the heads' mean entropy). Fixed per
-    model, so the view does not jump while the class types. On the bundled model it is index 1,
-    shown as layer 2, in every preset (0.43 nats on average; layer 1 is next with 0.38): sharp
-    heads pointing at different tokens, while the layer's single head puts ~100% on [CLS]."""
-    import torch
-
-    try:
-        div = torch.stack([head_divergence(models.attend(name, t).attentions)
-                           for t in presets.PRESETS.values()])  # (presets, L)
-    except Exception:  # a checkpoint whose tokenizer cannot read the presets: start at 0
-        return 0
-    return int(div.mean(dim=0).argmax())
 
 
 @st.cache_data(**models.bounded(), show_spinner="Reading this layer's heads…")
@@ -99,8 +83,8 @@ def focus_view(name: str, text: str, query: int, word_level: bool, hide_special:
 
 # --- model and text ------------------------------------------------------------------------
 TITLE = ("Explorer", "Every head of one layer for any sentence, beside the same weights read as "
-         "one single head and the mean of the heads; where one focus token looks in every head "
-         "of every layer.")
+         "one head (the summed head) and the mean of the heads; where one focus token looks in "
+         "every head of every layer.")
 if not presenting():  # on a projector it shares the row of controls (below)
     PAGE.heading(*TITLE, compact=True)
 name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
@@ -190,7 +174,7 @@ if hide_special:
 if by_norm:
     st.caption("**By norm** (Kobayashi et al. 2020): each head's cell is ‖α_ij f(x_j)‖, each row "
                "divided by its sum so that rows read like weights (the hover also gives the raw "
-               "norm), and the focus grid and the enlarged head follow. The **single head has no "
+               "norm), and the focus grid and the enlarged head follow. The **summed head has no "
                "norm form**: it reads the layer's query and key weights as one head, and the "
                "model never sends value vectors through it, so its map stays the weights.")
 # a long text: the maps show a window of tokens, so that labels stay readable
@@ -250,7 +234,7 @@ def mask_token(i: int):
 
 window = slice(lo, hi)
 titles = [f"head {h + 1} · {v['h_heads'][h]:.2f} nats" for h in range(H)]
-titles += [f"single head{' (weights)' if by_norm else ''} · {v['h_single']:.2f} nats",
+titles += [f"summed head{' (weights)' if by_norm else ''} · {v['h_single']:.2f} nats",
            f"mean of heads · {v['h_mean']:.2f} nats"]
 maps = np.concatenate([v["heads"], v["single"][None], v["mean"][None]])  # (H + 2, G, G)
 raw = None

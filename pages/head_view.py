@@ -4,8 +4,9 @@ layer x head as a small line view.
 
 Widgets -> cached line entries (ui.attention.lines_payload) -> the component. Layer, heads and
 the pinned token are chosen in the browser and come back as the component's state, so the link
-follows them. Clicking a token pins its lines and masks it (trigger "token"): the masked-word
-section below shows the predictions there and how every head's attention changed.
+follows them. Clicking a token pins its lines in the browser alone (no rerun); the component's
+Mask button masks the pinned token (trigger "token"): the masked-word section below shows the
+predictions there and how every head's attention changed.
 """
 
 import streamlit as st
@@ -13,6 +14,7 @@ import streamlit as st
 from mha_core.views import explorer_view, segments_view
 from ui import guards, link, masked_words, models, sidebar, style
 from ui.attention import attention, lines_payload
+from ui.layers import default_layer
 from ui.page import Page
 from ui.presentation import presenting
 
@@ -68,8 +70,8 @@ if facts is None:
     st.stop()
 
 ss = st.session_state
-view = dict(ss.get("hv_view") or dict(mode="head", layer=0, heads=list(range(H)), focus=None,
-                                       seq=0))
+view = dict(ss.get("hv_view") or dict(mode="head", layer=default_layer(name),  # as the Explorer
+                                       heads=list(range(H)), focus=None, seq=0))
 for param, key in (("words", "hv_words"), ("nospecial", "hv_nospecial")):
     if param in pending:
         ss[key] = link.is_on(pending.pop(param))
@@ -113,7 +115,7 @@ def changed(new: dict):
 
 
 def mask_token(i: int):
-    """A click on shown token i (which also pinned it): mask its token below."""
+    """The Mask button on pinned token i: mask its token below."""
     masked_words.mask_from_click("hv_mask", bert.encode(text, pair).tokens, targets[i],
                                  labels[i])
 
@@ -126,8 +128,9 @@ st.caption(
     "token to keep only its lines, click it to pin them; click a head's swatch to switch it on "
     "or off; lines under the threshold are not drawn. **Model view**: every layer × head as a "
     "small line view; click one to open it in the head view. PNG saves what is shown, SVG the "
-    "head view as a drawing. Clicking a token also masks it: below, what the model predicts in "
-    "its place and how every head's attention changes (at word level, the word's first piece).")
+    "head view as a drawing. **Mask** replaces the pinned token by [MASK]: below, what the "
+    "model predicts in its place and how every head's attention changes (at word level, the "
+    "word's first piece).")
 
 focus = view["focus"]
 link.write_query_params(

@@ -11,11 +11,16 @@ from mha_core import toy
 from ui import figures, models, one_head
 from ui.page import Page
 from ui.presentation import plot, presenting
+from ui.words import plural
 
 PAGE = Page("tl", keep=("tl_small_steps", "tl_seed", "tl_heads"))
 PAGE.start()
 
 SMALL_STEPS = 30  # the "small steps" setting: a quick look, and what the app tests use
+# Experiment 2 (symmetry) needs no more: identical heads stay exactly identical at every step,
+# and random or dropout-broken heads are apart by step 60. Its three runs of 180 steps took
+# 14.7 s on this 2-core machine at load average 20 (docs/teaching.md), under 10 s on an idle core
+SYMMETRY_STEPS = 180
 
 
 class NotCached(Exception):
@@ -48,7 +53,9 @@ def run_experiment(key: str, runs: dict, ytitle="training loss") -> dict | None:
     if not missing:
         st.caption("Cached result for these settings and seed.")
         return results
-    if not st.button(f"Train ({len(missing)} run(s))", key=f"tl_train_{key}", type="primary"):
+    steps = sum(runs[label].steps for label in missing)
+    if not st.button(f"Train ({plural(len(missing), 'run')}, {plural(steps, 'step')})",
+                     key=f"tl_train_{key}", type="primary"):
         return None
     bar = st.progress(0.0, text="Starting…")
     chart = st.empty()
@@ -93,7 +100,7 @@ c1, c2, c3 = st.columns(3)
 small = c1.toggle(f"Small steps ({SMALL_STEPS} steps: a quick look, not a result)",
                   key="tl_small_steps")
 seed = int(c2.number_input("Seed", 0, 999, key="tl_seed"))  # starts at 0
-heads = c3.selectbox("Heads h (experiments 2 and 3)", [2, 4], key="tl_heads")
+heads = c3.selectbox("Heads h (experiments 1 and 3)", [2, 4], key="tl_heads")
 base = toy.LabConfig(seed=seed, n_heads=heads)
 if small:
     base = replace(base, steps=SMALL_STEPS, eval_every=5)
@@ -127,10 +134,12 @@ different digits out of the same mixture.
         "MARKED": ["–"] + [str(int(t)) for t in targets[1:, 1]]}).T,
         width="stretch")
 
-# --- experiment 2 first: the headline ----------------------------------------------------------
-st.subheader(f"1 head vs {heads} heads at the same d_model")
-st.write(f"One head of d_k = {base.d_model} against {heads} heads of d_k = "
-         f"{base.d_model // heads}, same seed, same data, same parameter count.")
+# --- experiment 1: the headline ---------------------------------------------------------------
+st.subheader(f"Experiment 1 · 1 head vs {heads} heads at the same d_model")
+st.write(f"A **trained one-head model** (one head of d_k = {base.d_model}, trained for this "
+         f"task) against {heads} heads of d_k = {base.d_model // heads}: same seed, same data, "
+         "same parameter count. (Not the Explorer's summed head, which is a real layer's "
+         "weights read as one head and never trained as one.)")
 runs2 = {"1 head": replace(base, n_heads=1), f"{heads} heads": base}
 res2 = run_experiment("heads", runs2)
 if res2 is None:
@@ -161,7 +170,7 @@ else:
     st.markdown("""
 Typically one of the heads becomes a **diagonal** (previous-token) head and the other a
 **vertical** stripe on the marked digit: the two patterns Kovaleva et al. (2019) and Clark et
-al. (2019) find in BERT. The single head has to mix both in one map.
+al. (2019) find in BERT. The trained one-head model has to mix both in one map.
 
 **Is it one lucky seed?** Change the seed above and train again. Before release, both models
 were trained on 8 seeds: at 600 steps, 2 heads reached at least 0.999 accuracy on every seed
@@ -179,13 +188,16 @@ heads, each relation gets its own softmax, and the task is solved in a few hundr
 st.subheader("On the real model: is one head enough?")  # issue 24, ui/one_head.py
 one_head.section(models.BUNDLED, key="tl")
 
-# --- experiment 1: symmetry --------------------------------------------------------------------
-st.subheader("Why don't the heads learn the same thing? (symmetry)")
+# --- experiment 2: symmetry --------------------------------------------------------------------
+st.subheader("Experiment 2 · Why don't the heads learn the same thing? (symmetry)")
 sym_heads = 4
-st.write(f"{sym_heads} heads, three starts: random initialisation; every head an identical "
-         "copy of head 1 (the same rows of W_Q, W_K, W_V and the same columns of W_O); and the "
-         "identical copies trained with dropout 0.1 on the attention weights.")
-sym = replace(base, n_heads=sym_heads)
+sym = replace(base, n_heads=sym_heads, steps=min(base.steps, SYMMETRY_STEPS),
+              eval_every=min(base.eval_every, 20))
+st.write(f"{sym_heads} heads (whatever h above says), three starts: random initialisation; "
+         "every head an identical copy of head 1 (the same rows of W_Q, W_K, W_V and the same "
+         "columns of W_O); and the identical copies trained with dropout 0.1 on the attention "
+         f"weights. {sym.steps} steps each: about 10 s on an idle CPU core, longer when the "
+         "server is busy; the bar shows the progress.")
 runs1 = {"random init": sym, "identical init": replace(sym, init="identical"),
          "identical + attention dropout": replace(sym, init="identical", attn_dropout=0.1)}
 res1 = run_experiment("symmetry", runs1)
@@ -234,7 +246,8 @@ every head, so the copies receive different gradients and slowly diverge.
 """)
 
 # --- experiment 3: wide vs narrow vs random ----------------------------------------------------
-st.subheader(f"Wide vs narrow vs random slices ({heads} heads, d_model {base.d_model})")
+st.subheader(f"Experiment 3 · Wide vs narrow vs random slices ({heads} heads, "
+             f"d_model {base.d_model})")
 st.write("Wide: every head reads the whole input vector. Narrow: each head reads only its own "
          "slice. Random: each head reads its own random (possibly overlapping) dims. See "
          "*Inside MHA → Narrow vs wide* for the diagrams.")

@@ -22,6 +22,7 @@ import streamlit.testing.v1.app_test as app_test
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
+from ui.docs import as_html, teaching_guide
 from ui.labels import plain_label
 from ui.style import PAGE_CSS, PRESENT_CSS
 
@@ -166,11 +167,15 @@ def survives(at):
     or a message."""
     assert not at.exception, [e.value for e in at.exception]
     html, unsafe = html_and_markdown(at)
-    assert set(html) <= {PAGE_CSS, PRESENT_CSS}, html
+    assert set(html) <= {PAGE_CSS, PRESENT_CSS, *CONSTANT_GUIDES}, html
     assert not unsafe
     for el in at.get("plotly_chart"):  # plotly reads a few tags in its text: none from users
         assert not TAG.search(el.proto.spec), TAG.search(el.proto.spec).group()
     assert at.get("plotly_chart") or components(at) or messages(at)
+
+
+# About's teaching guide: our own document drawn as HTML (same-tab links), constant per mode
+CONSTANT_GUIDES = {as_html(teaching_guide(present)) for present in (False, True)}
 
 
 def _walk(node):

@@ -162,3 +162,12 @@ def wait_settled(page, elements: dict, timeout_ms: int = 90_000):
     """Until the page has settled with these elements ({key: kind}, see SETTLED) drawn."""
     page.wait_for_function(SETTLED, arg=[list(elements), list(elements.values())],
                            polling=100, timeout=timeout_ms)
+
+
+def close_start_card(page):
+    """A session opened at the app's root without a view link shows the start card
+    (ui/start_card.py) above the Explorer: close it and wait until it is gone."""
+    card = page.locator(".st-key-start_card")
+    card.wait_for(timeout=90_000)
+    card.get_by_role("button", name="Close").click()
+    card.wait_for(state="detached", timeout=60_000)

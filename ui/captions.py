@@ -8,12 +8,12 @@ KINDS = {"prev_share": "the previous token", "self_share": "itself", "next_share
 
 
 def single_head(summary: dict, labels, layer: int, heads: int, width: int) -> str:
-    """The single-head map's caption (markdown): what it is, what it does here (collapses onto a
+    """The summed head's caption (markdown): what it is, what it does here (collapses onto a
     token, is a sharp diagonal, or spreads, with the numbers), and what it is not.
     summary: mha_core.metrics.map_summary of the map shown; layer from 0."""
     s = summary
-    what = (f"The **single head** reads layer {layer + 1}'s weights as one head of width "
-            f"{width}: the {heads} heads' scores added up and put through one softmax.")
+    what = (f"The **summed head** reads layer {layer + 1}'s weights as one head of width "
+            f"{width}: the {heads} heads' scores summed and put through one softmax.")
     shares = {"top_share": s["top_share"], **{k: s[k] for k in KINDS}}
     kind = max(shares, key=shares.get)
     top = f"“{md_text(visible(labels[s['top']]))}”"
@@ -27,5 +27,5 @@ def single_head(summary: dict, labels, layer: int, heads: int, width: int) -> st
     else:
         does = (f"Here it **spreads its attention**: no token gets half of the weight (the most, "
                 f"{top}, {s['top_share']:.2f} on average; entropy {s['entropy']:.2f} nats).")
-    return (f"{what} {does} It is not a trained one-head model: the same weights, read as one "
-            "head.")
+    return (f"{what} {does} It is not a **trained one-head model** (the Training lab trains "
+            "one): the same weights, read as one head.")

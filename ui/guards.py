@@ -8,6 +8,7 @@ from . import style
 from .labels import visible
 from .models import get_bert, text_facts
 from .presentation import presenting
+from .words import plural
 
 MAX_CHARS = 20_000  # text longer than this is cut before tokenising (the model keeps 512 tokens)
 MD_SPECIAL = set("\\`*_{}[]()#+-.!|<>$~:&")
@@ -67,37 +68,53 @@ def check_text(name: str, text: str, prompt: str, what: str = "This text",
 
 
 UNKNOWN_SHARE = 0.2  # above this share of unreadable words, the page warns before its charts
+SPLIT_SHARE = 0.25  # from this share of words cut into ## pieces (2 at least), too (the preset
+                    # English sentences: 0%; "Ich sehe den Mann mit dem Fernglas.": 2 of 8)
 LANGUAGE = ("The bundled all-MiniLM-L6-v2 was trained on English text: it knows the letters of "
             "many scripts but few of their words, and most emoji not at all.")
+PIECES = ("`##` marks a piece glued to the one before it (a word the vocabulary does not hold "
+          "is cut into pieces it does), not a character of the text.")
 
 
 def language_notes(facts: dict, what: str = "This text"):
-    """What the tokenizer does to this text's language before any head sees it: accents
-    stripped and capitals lowered (uncased models), words it cannot read at all, and words it
-    reads only letter by letter."""
+    """What the tokenizer does to this text's language before any head sees it, in ONE notice:
+    accents stripped and capitals lowered (uncased models), words it cannot read at all, words
+    it reads only letter by letter, and words cut into many ## pieces. English text gets only
+    the uncased note (a caption)."""
     norm, limits = facts["normalised"], LANGUAGE if facts["bundled"] else ""
     where = what[0].lower() + what[1:]
+    n, unknown, spelled = facts["n_words"], facts["unknown_words"], facts["spelled_words"]
+    split = facts.get("split_words", 0)
+    parts = []
     if norm["examples"]:
         shown = ", ".join(f"“{md_text(visible(a))}” as “{md_text(visible(b))}”"
                           for a, b in norm["examples"])
-        st.warning(f"This model strips accents before the heads see the text"
-                   f"{' and lowers capitals' if norm['lowercases'] else ''}: it reads {shown}, "
-                   f"so the maps below are of those words. {limits}", icon=style.ICON_LANGUAGE)
+        parts.append(f"This model strips accents before the heads see the text"
+                     f"{' and lowers capitals' if norm['lowercases'] else ''}: it reads {shown}, "
+                     "so the maps below are of those words.")
+    if n and unknown / n > UNKNOWN_SHARE:
+        parts.append(f"{unknown} of {n} words ({unknown / n:.0%}) in {where} are unknown to this "
+                     f"model's vocabulary and become `{facts['unk_token']}`: the maps below show "
+                     "where those placeholder tokens attend, not the words.")
+    if n and spelled / n > UNKNOWN_SHARE:
+        parts.append(f"{spelled} of {n} words ({spelled / n:.0%}) in {where} are read letter by "
+                     "letter: the vocabulary has their letters but not the words, so the maps "
+                     "below are of single letters.")
+    elif split >= 2 and split / n >= SPLIT_SHARE:
+        shown = ", ".join(f"“{md_text(visible(''.join(p.removeprefix('##') for p in w)))}” as "
+                          f"`{md_text(visible(' '.join(w)))}`" for w in facts["split_examples"])
+        parts.append(f"{split} of {n} words in {where} are cut into pieces ({shown}): words the "
+                     "model saw rarely or never, so the maps below are of those pieces.")
+    if parts:
+        pieces = PIECES if split or spelled else ""
+        st.warning(" ".join([*parts, pieces, limits]).strip(), icon=style.ICON_LANGUAGE)
     elif norm["lowercases"]:
         st.caption("This model is uncased: it reads capitals as small letters.")
-    n, unknown, spelled = facts["n_words"], facts["unknown_words"], facts["spelled_words"]
-    if n and unknown / n > UNKNOWN_SHARE:
-        st.warning(f"{unknown} of {n} words ({unknown / n:.0%}) in {where} are unknown to this "
-                   f"model's vocabulary and become `{facts['unk_token']}`: the maps below show "
-                   f"where those placeholder tokens attend, not the words. {limits}",
-                   icon=style.ICON_UNKNOWN)
-    elif facts["unknown"]:
-        st.caption(f"{facts['unknown']} token(s) are `{facts['unk_token']}`: the vocabulary "
-                   "does not know them (some emoji and scripts).")
-    if n and spelled / n > UNKNOWN_SHARE:
-        st.warning(f"{spelled} of {n} words ({spelled / n:.0%}) in {where} are read letter by "
-                   f"letter: the vocabulary has their letters but not the words, so the maps "
-                   f"below are of single letters. {limits}", icon=style.ICON_LANGUAGE)
+    if facts["unknown"] and not (n and unknown / n > UNKNOWN_SHARE):
+        n_unk = facts["unknown"]
+        st.caption(f"{plural(n_unk, 'token')} {'is' if n_unk == 1 else 'are'} "
+                   f"`{facts['unk_token']}`: the vocabulary does not know them (some emoji and "
+                   "scripts).")
 
 
 def pair_notes(facts: dict):

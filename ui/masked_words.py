@@ -145,8 +145,8 @@ def section(name: str, text: str, pair: str | None, facts: dict, key: str):
                  key=f"{key}_predictions", config={"displayModeBar": False})
             st.caption(f"The masked word itself gets probability {m['p_original']:.4f} "
                        f"(rank {m['rank_original']:,} in the vocabulary).")
-        else:
-            st.info(NO_HEAD.format(name=guards.md_text(name)), icon=style.ICON_INFO)
+        else:  # the section's first line already said why (the notice once per page)
+            st.caption("No predictions here: this model has no masked-LM head.")
     with right:
         names = head_names(L, H)
         chosen = f"{key}_head"

@@ -134,12 +134,13 @@ def attend(name: str, text: str, text_pair: str | None = None):
 def text_facts(name: str, text: str, text_pair: str | None = None) -> dict:
     """What the tokenizer makes of a text or a pair (no forward pass): small, so it is cheap to
     copy. The pair is read as every caller reads it (Bert.encode: mha_core.text.split_pair)."""
-    from mha_core.text import normalisation, typed_special, unknown_words
+    from mha_core.text import normalisation, typed_special, unknown_words, word_pieces
 
     bert = bert_or_raise(name)
     enc = bert.encode(text, text_pair)
     src, unk = enc.source, bert.tokenizer.unk_token
     unknown_w, spelled_w, n_words = unknown_words(enc, unk)
+    split = [w for w in word_pieces(enc) if len(w) >= 2]  # words cut into ## pieces
     return dict(n_tokens=len(enc.tokens), n_full=enc.n_tokens_full, max_length=enc.max_length,
                 truncated=enc.truncated, only_special=all(enc.special),
                 typed_special=typed_special(enc, bert.tokenizer, src.text, src.pair),
@@ -151,7 +152,8 @@ def text_facts(name: str, text: str, text_pair: str | None = None) -> dict:
                 masks_full=enc.n_masks_full,
                 mask_segments=sorted({enc.sequence_ids[t] for t in enc.masks}),
                 has_mlm=bert.has_mlm_head, unknown_words=unknown_w, spelled_words=spelled_w,
-                n_words=n_words, bundled=name == BUNDLED,
+                n_words=n_words, bundled=name == BUNDLED, split_words=len(split),
+                split_examples=sorted(split, key=len, reverse=True)[:2],
                 normalised=normalisation(bert.tokenizer, f"{src.text} {src.pair or ''}"))
 
 

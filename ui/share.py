@@ -1,19 +1,26 @@
 """The copy-link box: the link to the view as it is now, for the students' screens (never with
-present=1) and, separately, for the projector. Every query-parameter write of a run redraws it,
-so it shows the view the run ends with, also when a page stops early on bad input."""
+present=1) with its QR code beside it, and, separately, the link for the projector. Every
+query-parameter write of a run redraws it, so it shows the view the run ends with, also when a
+page stops early on bad input."""
 
+import io
 from urllib.parse import quote, urlencode
 
+import segno
 import streamlit as st
 
 from . import style
+from .presentation import presenting
 
 _SLOT, _PAGE, _DRAWN = "_share_slot", "_share_page", "_share_drawn"
+QR_PX = 300  # the QR code's width on screen: ~9 px a module for a 100-character link, read by a
+             # phone from the back of a classroom when projected at 1280×720
 
 
 def open_slot(where, page_path: str):
-    """The frame's call, once per run: where the box goes (the sidebar, or the row above the
-    page in presentation mode) and the url path of the page being run ("" for the default)."""
+    """The frame's call, once per run: where the box goes (the sidebar, or its own button in the
+    row above the page in presentation mode) and the url path of the page being run ("" for the
+    default)."""
     st.session_state[_SLOT] = where.empty()
     st.session_state[_PAGE] = page_path
     st.session_state[_DRAWN] = None  # a new slot: nothing drawn in it yet
@@ -33,6 +40,19 @@ def links() -> tuple:
     return students, students + ("&" if query else "?") + "present=1"
 
 
+def qr_code(link: str) -> segno.QRCode:
+    """The QR code of a link: error correction M (a projected code loses contrast, not
+    modules), the smallest version that holds it (segno picks it)."""
+    return segno.make_qr(link, error="m")
+
+
+def qr_png(link: str) -> bytes:
+    """The link's QR code as a PNG, black on white with the standard 4-module quiet zone."""
+    out = io.BytesIO()
+    qr_code(link).save(out, kind="png", scale=8, border=4)
+    return out.getvalue()
+
+
 def refresh():
     slot = st.session_state.get(_SLOT)
     if slot is None:
@@ -43,8 +63,14 @@ def refresh():
     st.session_state[_DRAWN] = (students, projector)
     with slot.container():
         with st.popover("Copy link", icon=style.ICON_LINK, width="stretch"):
-            st.caption("This view, for the students' screens (the copy icon is at the right "
-                       "of the box):")
-            st.code(students, language=None, wrap_lines=True)
-            st.caption("The same view for a projector (presentation mode):")
-            st.code(projector, language=None, wrap_lines=True)
+            # on a projector the QR code stands beside the links (the popover fits 720 px)
+            text, code = st.columns([1, 1]) if presenting() else (st, st)
+            text.caption("This view, for the students' screens (the copy icon is at the right "
+                         "of the box), and its QR code for their phones:")
+            text.code(students, language=None, wrap_lines=True)
+            if students.startswith(("http://", "https://")):
+                code.image(qr_png(students), width=QR_PX, caption="Scan to open this view")
+            else:  # no address known (a test harness): a QR code of "./" would open nothing
+                code.caption("The QR code needs the server's address; open the app through it.")
+            text.caption("The same view for a projector (presentation mode):")
+            text.code(projector, language=None, wrap_lines=True)

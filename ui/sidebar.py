@@ -1,8 +1,8 @@
 """The controls every page shares: model, sentence, optional second sentence, examples,
 presentation mode. In the sidebar, or in a row above the page in presentation mode (the sidebar
-is then empty, so it is not shown). The frame (app.py) draws them once per run; their widget
-keys are the frame's own ("model", "text", "pair", "preset", "present_toggle",
-"present_leave"), the same in both places."""
+is then empty, so it is not shown; Copy link is a button of its own there). The frame (app.py)
+draws them once per run; their widget keys are the frame's own ("model", "text", "pair",
+"preset", "present_toggle", "present_leave"), the same in both places."""
 
 import streamlit as st
 
@@ -65,7 +65,7 @@ def sidebar(needs_model: bool = True, page_path: str = ""):
         with st.spinner(f"Loading the model {ss.model}…"):  # in the main area
             get_bert(ss.model)  # cached after the first visit (serve.py starts it)
     if presenting():  # one low row, so the page's main figure fits the projector's screen
-        c1, c2, c3, c4 = st.columns([5, 2.6, 1.3, 1.9], vertical_alignment="center")
+        c1, c2, c3, c4, c5 = st.columns([4.4, 2.4, 1.3, 1.7, 1.9], vertical_alignment="center")
         c1.text_input("Sentence", key="text", help="Type any text and press Enter.",
                       label_visibility="collapsed", placeholder="Type a sentence…")
         c2.selectbox("Examples", EXAMPLES, index=None, key="preset",
@@ -74,8 +74,8 @@ def sidebar(needs_model: bool = True, page_path: str = ""):
         with c3.popover("More", icon=":material/more_horiz:", width="stretch"):
             st.text_area("Second sentence (optional)", key="pair", height=68, help=PAIR_HELP)
             st.selectbox("Model", list(model_choices()), key="model")
-            share.open_slot(st, page_path)
-        c4.button("Leave presentation", on_click=set_present, args=(False,),
+        share.open_slot(c4, page_path)  # one click from the row, not a popover in a popover
+        c5.button("Leave presentation", on_click=set_present, args=(False,),
                   key="present_leave", width="stretch")
         return
     with st.sidebar:

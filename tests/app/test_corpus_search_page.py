@@ -88,7 +88,7 @@ def test_pasted_lines_stay_text(bundled):
              "a [SEP] b with `code` $x$"]
     at.text_area(key="cs_lines").set_value("\n".join(lines)).run()
     survives(at)
-    assert "1 line(s) had no words the model could read" in messages(at)
+    assert "1 line had no words the model could read and was left out" in messages(at)
     got = table(at)
     shown = {plain(r.before) + plain(r.token) + plain(r.after) for r in got.itertuples()}
     assert shown == {visible(lines[0]), visible(lines[3])}

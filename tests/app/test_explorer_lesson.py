@@ -12,7 +12,7 @@ TELESCOPE = "I saw the man with a telescope."
 
 
 def caption(at) -> str:
-    return next(c.value for c in at.caption if "The **single head**" in c.value)
+    return next(c.value for c in at.caption if "The **summed head**" in c.value)
 
 
 def by_hand(single: np.ndarray) -> dict:
@@ -29,7 +29,7 @@ def test_the_single_head_caption_says_what_this_map_does(bundled):
     assert res.tokens[two["top"]] == "[CLS]" and two["top_share"] > 0.5
     assert (f"collapses onto “\\[CLS\\]”**: the rows put {two['top_share']:.2f} of their "
             "weight on it") in caption(at)
-    assert "not a trained one-head model" in caption(at)
+    assert "not a **trained one-head model**" in caption(at)
     assert any("Training lab" in str(p.proto.label) for p in at.get("page_link"))
 
     at.slider(key="ex_layer").set_value(1).run()  # layer 1: a diagonal, not a collapse

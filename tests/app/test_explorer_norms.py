@@ -69,8 +69,8 @@ def test_by_norm_maps_match_transformers_projections(bundled, hf):
     np.testing.assert_allclose(sent_raw[H + 1], raw[1].mean(0), rtol=1e-4, atol=ATOL)
     # the single head has no norm form: its map stays the weights, titled so, with no raw norm
     np.testing.assert_allclose(maps[H], res.single_head[1].numpy(), atol=ATOL)
-    assert np.isnan(sent_raw[H]).all() and grid["titles"][H].startswith("single head (weights)")
-    assert "single head has no norm form" in messages(at)
+    assert np.isnan(sent_raw[H]).all() and grid["titles"][H].startswith("summed head (weights)")
+    assert "summed head has no norm form" in messages(at)
 
     # the focus grid and the enlarged head follow the switch
     q = res.tokens.index("with")

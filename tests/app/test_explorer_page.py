@@ -75,7 +75,7 @@ def test_default_view_shows_every_head_with_the_models_numbers(bundled):
     np.testing.assert_allclose(single, res.single_head.numpy()[layer], atol=ATOL)
     np.testing.assert_allclose(mean, A[layer].mean(0), atol=ATOL)
     assert f"{entropy_np(res.single_head.numpy()[layer]):.2f} nats" in titles[H]
-    assert titles[H].startswith("single head")
+    assert titles[H].startswith("summed head")
     assert f"{entropy_np(A[layer].mean(0)):.2f} nats" in titles[H + 1]
 
     figs = charts(at)

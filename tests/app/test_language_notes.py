@@ -60,3 +60,33 @@ def test_a_cased_model_is_not_called_uncased(tmp_path, monkeypatch):
     survives(at)
     assert not any("This model is uncased" in c.value for c in at.caption)
     assert "strips accents" not in warnings(at)
+
+
+def language_warnings(at) -> list:
+    return [w.value for w in at.warning if "trained on English" in w.value]
+
+
+def test_german_gets_one_notice_that_says_english_and_what_the_pieces_mean(bundled):
+    text = "Ich sehe den Mann mit dem Fernglas."
+    pieces = bundled.tokenizer.tokenize("Fernglas")  # counted here from the tokenizer itself
+    assert pieces == ["fern", "##gl", "##as"]
+    at = open_app("explorer", text=text)
+    survives(at)
+    said = language_warnings(at)
+    assert len(said) == 1 and len(at.warning) == 1  # ONE notice, not one per finding
+    assert "`fern ##gl ##as`" in said[0].replace("\\#", "#")
+    assert "`##` marks a piece glued to the one before it" in said[0]
+
+
+def test_french_gets_its_findings_in_one_notice(bundled):
+    at = open_app("explorer", text="Le café est très chaud à Paris.")
+    assert len(language_warnings(at)) == 1 and len(at.warning) == 1
+
+
+@pytest.mark.parametrize("page", ["explorer", "head_view"])
+def test_the_masked_lm_notice_appears_once_per_page(bundled, page):
+    at = open_app(page, text="I saw the man with a telescope.")
+    survives(at)
+    shown = [e.value for kind in ("caption", "info", "warning", "markdown")
+             for e in getattr(at, kind) if "masked-LM head (the" in e.value]
+    assert len(shown) == 1

@@ -6,6 +6,7 @@ import pytest
 
 from testkit.browser import (
     box_of,
+    close_start_card,
     host,
     no_exception,
     sentence_box,
@@ -26,6 +27,7 @@ def test_typed_sentence_redraws_every_head_beside_the_single_head(app_url, page,
                                                                    bundled, tmp_path):
     heads = bundled.config.num_attention_heads
     page.goto(app_url)
+    close_start_card(page)  # a bare first visit shows the start card above the maps
     wait_for_grid(page, tokens(DEFAULT_TEXT), heads)
     text = "The astronomer saw the man with a telescope."
     type_sentence(page, text)
@@ -52,6 +54,7 @@ def test_html_in_the_sentence_is_shown_as_text_and_never_runs(app_url, page, tok
     dialogs = []
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.goto(app_url)
+    close_start_card(page)  # a bare first visit shows the start card above the maps
     wait_for_grid(page, tokens(DEFAULT_TEXT), bundled.config.num_attention_heads)
     xss = "<img src=x onerror=alert(1)> <script>alert(2)</script>"
     type_sentence(page, xss)

@@ -1,6 +1,8 @@
 """Inside MHA and Training lab in a real browser: each page loads, shows its main figure and no
 exception; the lab's small-steps run finishes and draws its curves."""
 
+import re
+
 from testkit.browser import no_exception
 
 PLOT = ".js-plotly-plot"
@@ -26,7 +28,7 @@ def test_training_lab_trains_small_steps(app_url, page):
     seed = page.get_by_label("Seed")
     seed.fill("731")  # a seed nothing else has trained, so the run really happens
     seed.press("Enter")
-    page.get_by_role("button", name="Train (2 run(s))").first.click()
+    page.get_by_role("button", name=re.compile(r"^Train \(2 runs, [\d,]+ steps\)$")).first.click()
     page.locator(f"{PLOT} >> text=held-out accuracy (both answers)").first.wait_for(
         timeout=120_000)
     # loss, accuracy and the trained maps; the maps may arrive after the accuracy chart

@@ -1,6 +1,8 @@
 // part 4 of 5: the head view's and model view's controls and pointer handling. Built once per
 // host element (text through textContent only); every change redraws locally, and the changes
 // the link keeps (view, layer, heads, pinned token) go back to Python as one state value.
+// Pinning a token is the browser's alone (no rerun: the pin reaches the link with the next
+// change); masking it is its own button, which runs the page's masked-word section.
 
 function report(v) {
   v.view.seq = (v.view.seq || 0) + 1;
@@ -30,17 +32,18 @@ function setupLines(v) {
   v.segBox.title = "Which segment attends to which (sentence A, sentence B)";
   for (const name of Object.keys(SEGMENT_FILTERS)) v.segBox.append(new Option(name === "all" ? "all segments" : name, name));
   v.segBox.addEventListener("change", () => { v.segment = v.segBox.value; paint(v); });
-  const dimWrap = el("label", "hs-dim");
-  v.dimBox = el("input");
-  v.dimBox.type = "checkbox";
-  dimWrap.append(v.dimBox, document.createTextNode(" dim [CLS]/[SEP]"));
-  v.dimBox.addEventListener("change", () => { v.dim = v.dimBox.checked; paint(v); });
+  v.maskBtn = el("button", "hs-btn hs-mask", "Mask");
+  v.maskBtn.addEventListener("click", () => {
+    if (!pinnedMaskable(v)) return;
+    report(v);
+    v.component.setTriggerValue("token", v.pinned.i);
+  });
   const png = el("button", "hs-btn", "PNG"), svg = el("button", "hs-btn", "SVG");
   png.addEventListener("click", () => exportPng(v.canvas, `${v.data.filename || "attention"}_${v.view.mode}_view.png`));
   svg.title = "The head view as an SVG drawing";
   svg.addEventListener("click", () => exportSvg(v));
   v.svgBtn = svg;
-  bar.append(...v.tabs, v.layerBox, thrWrap, v.segBox, dimWrap, png, svg);
+  bar.append(...v.tabs, v.layerBox, thrWrap, v.segBox, v.maskBtn, png, svg);
   v.headsRow = heads;
   v.canvas = el("canvas", "hs-lines");
   v.tip = el("div", "hs-tip");
@@ -71,24 +74,25 @@ function setupLines(v) {
   });
   v.canvas.addEventListener("click", (e) => {
     const [x, y] = pos(e);
-    let masked = null;
     if (v.view.mode === "model") {
       const hit = modelHit(v, x, y);
       if (!hit) return;
       Object.assign(v.view, { mode: "head", layer: hit.l, heads: [hit.h] });
       v.tip.hidden = true;
-    } else {
+      report(v);
+    } else {  // a pin: drawn here, no rerun
       const hit = headHit(v, x, y);
       const same = hit && v.pinned && hit.side === v.pinned.side && hit.i === v.pinned.i;
       v.pinned = same ? null : hit;
-      if (hit && !same && v.data.maskable && v.data.maskable[hit.i]) masked = hit.i;
+      v.host.dataset.pinned = v.pinned ? `${v.pinned.side}:${v.pinned.i}` : "";
     }
     v.hover = null;
-    report(v);
     paint(v);
-    // pinning a token that can be masked also masks it (the page's masked-word section)
-    if (masked !== null) v.component.setTriggerValue("token", masked);
   });
+}
+
+function pinnedMaskable(v) {
+  return !!(v.pinned && v.data.maskable && v.data.maskable[v.pinned.i]);
 }
 
 function modelTip(v, hit, x, y) {
@@ -114,7 +118,13 @@ function paint(v) {
   v.segBox.hidden = !v.twoSegments;
   if (!v.twoSegments) v.segment = "all";
   v.segBox.value = v.segment;
-  v.dimBox.checked = v.dim;
+  const label = v.pinned ? v.data.tokens[v.pinned.i] : "";
+  v.maskBtn.hidden = v.view.mode === "model" || !v.data.maskable;
+  v.maskBtn.disabled = !pinnedMaskable(v);
+  v.maskBtn.textContent = v.maskBtn.disabled ? "Mask (pin a token first)"
+    : `Mask \u201c${label.length > 16 ? label.slice(0, 15) + "\u2026" : label}\u201d`;
+  v.maskBtn.title = "Replace the pinned token by [MASK]: below, what the model predicts there "
+    + "and how every head's attention changes";
   v.headsRow.hidden = v.view.mode === "model";
   [...v.headsRow.children].forEach((b, h) => b.classList.toggle("off", !v.view.heads.includes(h)));
   drawLines(v);

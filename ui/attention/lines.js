@@ -64,7 +64,7 @@ function headGeometry(v) {
   const rowH = Math.max(4, Math.min(Math.max(22 * s, font * 1.3), 2600 / G));
   const ctx = v.canvas.getContext("2d");
   const room = labelRoom(ctx, v.labels, font, 150 * s);
-  const span = Math.max(120, Math.min(300 * s, v.width() - 2 * room - 20));
+  const span = Math.max(120, Math.min(640 * s, v.width() - 2 * room - 20)); // the width it has
   const W = 2 * room + span + 20, top = 8 * s;
   return { font, rowH, room, W, H: top + G * rowH + 8 * s, xl: room + 10, xr: room + 10 + span,
     top, y: (t) => top + (t + 0.5) * rowH, G };

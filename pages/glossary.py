@@ -1,0 +1,11 @@
+"""Glossary: the one vocabulary of the app, the guide and the README (docs/glossary.md)."""
+
+import streamlit as st
+
+from ui import docs
+from ui.page import Page
+
+PAGE = Page("gl")
+PAGE.start()
+PAGE.heading("Glossary", "Every term the pages use, in one place: nats, top key, summed head…")
+st.markdown(docs.glossary().split("\n", 1)[1])  # the file's own title is the heading above

@@ -1,0 +1,115 @@
+"""The start card: a student's way in. On the first visit of a session (the Explorer opened
+without a link to a view, not on a projector) five questions, each with a one-line answer
+computed from the loaded model and the sentence in the box, and a link to the view that answers
+it. Closing it, or opening another page, puts it away for the session."""
+
+import streamlit as st
+
+from mha_core import questions as qs
+
+from . import models
+from .guards import md_text
+from .labels import visible
+from .layers import default_layer
+from .presentation import presenting
+from .presets import DEFAULT_TEXT, default_focus
+from .sidebar import current_model, current_text
+
+_STATE = "_start_card"  # None: not decided yet; True: shown until closed; False: put away
+HOME = ""  # the Explorer's url path (the default page)
+
+
+def first_run():
+    """The frame's call, once per run, before the link is written back to the address bar: a
+    session that starts at the Explorer with no link to a view gets the card."""
+    ss = st.session_state
+    if _STATE not in ss:
+        ss[_STATE] = not any(k != "model" for k in st.query_params)
+
+
+def close():
+    st.session_state[_STATE] = False
+
+
+def best_fit(layer: int):
+    """Issue 24's best-fit single head for this layer (mha_core/data/), None until it ships."""
+    return None
+
+
+def answers(name: str, text: str) -> list:
+    """[(question, answer markdown, page, link label)] for the model `name` and `text`."""
+    bert, _ = models.get_bert(name)
+    res = models.attend(name, text)
+    cfg, T = bert.config, len(res.tokens)
+    layer = default_layer(name)  # the layer the Explorer opens on
+    focus = default_focus(text, res.tokens, res.special)
+    word = f"“{md_text(visible(res.tokens[focus]))}”"
+    s = qs.split_or_copied(cfg)
+    d = qs.heads_differ(res, layer, focus)
+    labels = qs.heads_learn(res).most_common(3)
+    one = qs.one_head(res, layer, best_fit(layer))
+    cost = qs.attention_cost(cfg, T)
+    n_heads = cfg.num_hidden_layers * cfg.num_attention_heads
+    learnt = ", ".join(f"{n} {label}" for label, n in labels)
+    fit = (f" The best-fit single head reproduces {one['best_fit'].explained:.0%} of the layer."
+           if one["best_fit"] else "")
+    return [
+        ("Is the input split across the heads, or copied to each?",
+         f"Copied: each of the {s['heads']} heads reads all {s['d_model']} numbers of every "
+         f"token; what is split is what each head writes ({s['d_model']} / {s['heads']} = "
+         f"{s['d_head']} numbers).",
+         "pages/inside_mha.py", "Inside MHA: narrow vs wide"),
+        ("Why do the heads differ, and why do they stay different?",
+         f"In layer {layer + 1} the {d['heads']} heads send {word} to {d['targets']} different "
+         "tokens. Nobody asks them to: they start from different random weights, and heads "
+         "that start identical stay identical.",
+         "pages/training_lab.py", "Training lab: the symmetry experiment"),
+        ("What do the heads learn?",
+         f"On this sentence, of the {n_heads} heads: {learnt} (Clark et al. 2019's patterns).",
+         "pages/all_heads.py", "All heads: every head labelled"),
+        ("Is one head enough?",
+         f"Not as the **summed head**: layer {layer + 1}'s weights read as one head put "
+         f"{one['summed_share']:.0%} of each row on “{md_text(visible(one['summed_top']))}” "
+         f"({one['summed_entropy']:.2f} nats, where 0 is one target and ln T = "
+         f"{one['uniform']:.2f} is uniform); its heads average {one['heads_entropy']:.2f} "
+         f"nats. A **trained one-head model** is another question.{fit}",
+         "pages/training_lab.py", "Training lab: 1 head vs many"),
+        ("What does it cost?",
+         f"The same parameters: {cost['heads']} heads of {s['d_head']} have exactly the "
+         f"{cost['params_heads']:,} of one head of {s['d_model']}; but they store "
+         f"{cost['heads']}× the attention maps ({cost['maps_heads']:,} numbers for {T} tokens "
+         f"against {cost['maps_one']:,}).",
+         "pages/inside_mha.py", "Inside MHA: what it costs"),
+    ]
+
+
+def start_card(page_path: str):
+    """Draw the card above the page while it is due (see first_run); opening another page puts
+    it away."""
+    ss = st.session_state
+    if not ss.get(_STATE) or presenting():
+        return
+    if page_path != HOME:
+        close()
+        return
+    name, text = current_model(), current_text()
+    bert, err = models.get_bert(name)
+    if err:
+        return  # the page says why the model will not load
+    try:
+        rows = answers(name, text if text.strip() else DEFAULT_TEXT)
+    except Exception:  # odd text: the card answers for the default sentence instead
+        rows = answers(name, DEFAULT_TEXT)
+    with st.container(border=True, key="start_card"):
+        top, shut = st.columns([6, 1], vertical_alignment="center")
+        top.markdown("**Start here: five questions about multi-head attention**, answered "
+                     "from this model and the sentence in the box. Every term is in the "
+                     "Glossary.")
+        shut.button("Close", key="start_close", on_click=close, icon=":material/close:",
+                    width="stretch")
+        for question, answer, page, label in rows:
+            text_col, link_col = st.columns([5, 1.6], vertical_alignment="center")
+            text_col.markdown(f"**{question}** {answer}")
+            link_col.page_link(page, label=label, icon=":material/arrow_forward:")
+        st.page_link("pages/glossary.py", label="Glossary: nats, top key, summed head…",
+                     icon=":material/menu_book:")
