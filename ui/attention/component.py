@@ -22,18 +22,14 @@ data-line-keys (the token indices at the lines' ends), data-heads-on, data-layer
 data-hover-ms is the last hover's event-to-drawn time (performance.now()).
 """
 
-from pathlib import Path
-
 import streamlit as st
 
 from ..presentation import presenting
 from ..style import PROJECTOR_SCALE
+from . import bundle
 
-HERE = Path(__file__).resolve().parent
-JS_FILES = ("core.js", "grid.js", "gridui.js", "lines.js", "controls.js", "focus.js",
-            "main.js")  # in order
-JS = "\n".join((HERE / f).read_text(encoding="utf-8") for f in JS_FILES)
-CSS = (HERE / "attention.css").read_text(encoding="utf-8")
+JS = bundle.streamlit_js()  # the drawing core + the Streamlit adapter (bundle.py)
+CSS = bundle.css()
 NAME = "headscope.attention"
 
 _mount = st.components.v2.component(NAME, js=JS, css=CSS)

@@ -1,0 +1,128 @@
+// figures for a paper: a view's PNG redrawn at the export scale (data.export_scale, 2 by default)
+// with its caption lines (data.meta: sentence, model; the view, layer and heads shown) above and,
+// for the head and model views, a head-colour legend below (the maps carry their colour scale);
+// the model view as SVG. Text only through fillText and SVG textContent.
+
+function redrawView(st) {
+  if (st.kind === "grid") redrawGrid(st);
+  else if (st.kind === "focus") renderFocus(st);
+  else paint(st);
+}
+
+// What the figure says above the view: [what is shown, the sentence, the model]
+function figureCaption(st) {
+  const d = st.data, m = d.meta || {};
+  let what = m.title || "";
+  if (st.kind === "lines") {
+    const heads = st.view.heads.map((h) => h + 1);
+    const all = heads.length === d.heads;
+    what = st.view.mode === "model" ? `model view · ${d.layers} layers × ${d.heads} heads`
+      : `head view · layer ${st.view.layer + 1} · ${all ? "all heads" : `head${heads.length > 1 ? "s" : ""} ${heads.join(", ")}`}`;
+    if (m.title) what = `${m.title} · ${what}`;
+  }
+  const lines = [what];
+  if (m.text) lines.push(`“${shown(m.text, 160)}”`);
+  if (m.model) lines.push(`model: ${shown(m.model, 80)}`);
+  return lines.filter(Boolean);
+}
+
+// The heads a head-colour legend lists: those shown (head view) or all (model view)
+function legendHeads(st) {
+  if (st.kind !== "lines") return [];
+  return st.view.mode === "model" ? [...Array(st.data.heads).keys()] : st.view.heads;
+}
+
+function exportFigure(st, name) {
+  const k = st.data.export_scale || 2, src = st.kind === "lines" ? st.canvas : st.main;
+  EXPORT_DPR = k;
+  let img;
+  try {
+    redrawView(st);
+    img = document.createElement("canvas");
+    img.width = src.width;
+    img.height = src.height;
+    img.getContext("2d").drawImage(src, 0, 0);
+  } finally {
+    EXPORT_DPR = 0;
+    redrawView(st);
+  }
+  const s = st.data.scale || 1, w = img.width / k, caption = figureCaption(st), heads = legendHeads(st);
+  const lineH = 18 * s, top = caption.length * lineH + 8 * s, legendH = heads.length ? 22 * s : 0;
+  const out = document.createElement("canvas");
+  out.width = Math.round(w * k);
+  out.height = Math.round((top + img.height / k + legendH + 4 * s) * k);
+  const ctx = out.getContext("2d");
+  ctx.scale(k, k);
+  ctx.fillStyle = "#ffffff";
+  ctx.fillRect(0, 0, w, out.height / k);
+  ctx.fillStyle = "#31333f";
+  ctx.textBaseline = "middle";
+  caption.forEach((t, i) => {
+    ctx.fillText(fitText(ctx, t, w - 8 * s, (i ? 13 : 15) * s), 4 * s, (i + 0.5) * lineH + 2 * s);
+  });
+  ctx.drawImage(img, 0, top, w, img.height / k);
+  let x = 4 * s;
+  const y = top + img.height / k + legendH / 2;
+  ctx.font = fontPx(12 * s);
+  for (const h of heads) {
+    const label = `head ${h + 1}`, tw = ctx.measureText(label).width;
+    if (x + 18 * s + tw > w) break;
+    ctx.fillStyle = headColor(st.data, h);
+    ctx.fillRect(x, y - 5 * s, 12 * s, 10 * s);
+    ctx.fillStyle = "#31333f";
+    ctx.fillText(label, x + 15 * s, y);
+    x += 24 * s + tw;
+  }
+  st.host.dataset.figure = JSON.stringify({ width: out.width, height: out.height, screen: [src.clientWidth, src.clientHeight], caption, legend: heads.map((h) => h + 1) });
+  out.toBlob((blob) => download(blob, name), "image/png");
+}
+
+// Caption lines (SVG <text>) from y = 0; returns their height
+function svgCaption(parent, st, s) {
+  const lines = figureCaption(st), lineH = 18 * s;
+  lines.forEach((t, i) => parent.append(svgEl("text", { x: 4 * s, y: ((i + 0.5) * lineH + 2 * s).toFixed(1),
+    "font-size": (i ? 13 : 15) * s, "dominant-baseline": "middle", fill: "#31333f" }, t)));
+  return lines.length * lineH + 8 * s;
+}
+
+// A head-colour legend row (SVG) at y
+function svgLegend(parent, st, y, s) {
+  let x = 4 * s;
+  for (const h of legendHeads(st)) {
+    parent.append(svgEl("rect", { x, y: y - 5 * s, width: 12 * s, height: 10 * s, fill: headColor(st.data, h) }));
+    parent.append(svgEl("text", { x: x + 15 * s, y, "font-size": 12 * s, "dominant-baseline": "middle", fill: "#31333f" }, `head ${h + 1}`));
+    x += 30 * s + 7 * s * String(h + 1).length + 24 * s;
+  }
+}
+
+// The model view as SVG: one <path> per head and opacity step, layer and head labels
+function exportModelSvg(v) {
+  const geo = modelGeometry(v), d = v.data, G = d.tokens.length, s = d.scale;
+  const svg = svgEl("svg", { xmlns: SVG_NS });
+  const head = svgEl("g", { "font-family": "sans-serif" });
+  const top = svgCaption(head, v, s), legendH = 22 * s, H = top + geo.H + legendH;
+  svg.setAttribute("width", geo.W);
+  svg.setAttribute("height", H);
+  svg.setAttribute("viewBox", `0 0 ${geo.W} ${H}`);
+  svg.append(svgEl("rect", { width: geo.W, height: H, fill: "#ffffff" }), head);
+  const body = svgEl("g", { transform: `translate(0 ${top.toFixed(1)})`, "font-family": "sans-serif", "font-size": 11 * s });
+  for (let h = 0; h < d.heads; h++) body.append(svgEl("text", { x: geo.lab + h * (geo.tw + geo.gap) + geo.tw / 2, y: geo.lab / 2, "text-anchor": "middle", "dominant-baseline": "middle" }, `H${h + 1}`));
+  const cap = Math.floor(CAP_MODEL / (d.layers * d.heads));
+  for (let l = 0; l < d.layers; l++) {
+    const y0 = geo.top + l * (geo.th + geo.gap), y = (t) => (y0 + ((t + 0.5) * geo.th) / G).toFixed(1);
+    body.append(svgEl("text", { x: geo.lab / 2, y: y0 + geo.th / 2, "text-anchor": "middle", "dominant-baseline": "middle" }, `L${l + 1}`));
+    for (let h = 0; h < d.heads; h++) {
+      const x0 = geo.lab + h * (geo.tw + geo.gap), parts = Array.from({ length: STEPS }, () => []);
+      eachLine(v, l, h, cap, (q, k, w) => parts[alphaOf(v, q, k, w)].push(`M${x0 + 2} ${y(q)}L${x0 + geo.tw - 2} ${y(k)}`));
+      body.append(svgEl("rect", { x: x0 + 0.5, y: y0 + 0.5, width: geo.tw - 1, height: geo.th - 1, fill: "none", stroke: "#e6e6e6" }));
+      const g = svgEl("g", { stroke: headColor(d, h), "stroke-width": 1, fill: "none" });
+      parts.forEach((p, b) => { if (p.length) g.append(svgEl("path", { d: p.join(""), "stroke-opacity": ((b + 0.5) / STEPS).toFixed(3) })); });
+      body.append(g);
+    }
+  }
+  svg.append(body);
+  const legend = svgEl("g", { "font-family": "sans-serif" });
+  svgLegend(legend, v, top + geo.H + legendH / 2, s);
+  svg.append(legend);
+  return svg;
+}
