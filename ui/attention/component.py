@@ -41,7 +41,7 @@ def js_lines() -> int:
 
 
 def attention(payload: dict, key: str, on_head=None, on_view=None, on_cell=None,
-              on_token=None, filename: str = "attention", tag: str = ""):
+              on_token=None, filename: str = "attention", tag: str = "", meta=None):
     """Mount the component with one payload (ui.attention.payload) under a stable key.
 
     on_head(i): called (as a Streamlit callback, before the rerun) when head i of a grid is
@@ -50,8 +50,11 @@ def attention(payload: dict, key: str, on_head=None, on_view=None, on_cell=None,
     on_token(i): called when a token the payload marks maskable is clicked (a grid's query
     label, a head view's token); i indexes the payload's tokens (the shown labels).
     filename: the stem of the PNG/SVG downloads; tag: any short string, put on the host element
-    as data-tag (tests wait for it). In presentation mode everything is drawn larger."""
+    as data-tag (tests wait for it). meta: {title, text, model}, the caption the PNG/SVG figures
+    carry (figure.js). In presentation mode everything is drawn larger."""
     data = dict(payload, filename=filename, tag=str(tag))
+    if meta:
+        data["meta"] = {k: str(v) for k, v in meta.items() if v}
     if presenting():
         data["scale"] = data.get("scale", 1.0) * PROJECTOR_SCALE
 
