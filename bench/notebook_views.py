@@ -18,6 +18,7 @@ bertviz at 400 tokens needs 7-9 GB in the renderer (ANCHORS): it runs only with 
 
 import argparse
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -35,6 +36,7 @@ CDN = {"require.js/2.3.6/require.min.js": "require.js", "d3/5.7.0/d3.min.js": "d
 WORDS = "the quick brown fox jumps over a lazy dog while seven students watch it".split()
 
 SETUP = """import numpy as np, torch
+import bertviz, headscope.widgets  # imported here: the views' cells time the views alone
 d = np.load({path!r})
 att = tuple(torch.from_numpy(a)[None] for a in d["attentions"])  # L x (1, H, T, T)
 tokens = [str(t) for t in d["tokens"]]"""
@@ -74,6 +76,7 @@ def cdn_route(cdn: Path, base: str, outside: list):
 
 def run_size(browser, root: Path, n: int, names, cdn: Path, timeout_s: float):
     nb = f"t{n}.ipynb"
+    shutil.rmtree(root / ".jupyter" / "workspaces", ignore_errors=True)  # open this one alone
     notebook(root / nb, SETUP.format(path=str(root / f"t{n}.npz")), *(VIEWS[v][0] for v in names))
     proc, url, token = start_lab(root, root / f"lab{n}.log")
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})

@@ -32,6 +32,21 @@ function legendHeads(st) {
   return st.view.mode === "model" ? [...Array(st.data.heads).keys()] : st.view.heads;
 }
 
+// The legend's items in rows that fit `width`: [{h, label, x, row}], rows
+function legendItems(st, width, s) {
+  const ctx = document.createElement("canvas").getContext("2d");
+  ctx.font = fontPx(12 * s);
+  const items = [];
+  let x = 4 * s, row = 0;
+  for (const h of legendHeads(st)) {
+    const label = `head ${h + 1}`, w = 25 * s + ctx.measureText(label).width;
+    if (x + w > width && x > 4 * s) { x = 4 * s; row++; }
+    items.push({ h, label, x, row });
+    x += w;
+  }
+  return { items, rows: items.length ? row + 1 : 0 };
+}
+
 function exportFigure(st, name) {
   const k = st.data.export_scale || 2, src = st.kind === "lines" ? st.canvas : st.main;
   EXPORT_DPR = k;
@@ -46,8 +61,8 @@ function exportFigure(st, name) {
     EXPORT_DPR = 0;
     redrawView(st);
   }
-  const s = st.data.scale || 1, w = img.width / k, caption = figureCaption(st), heads = legendHeads(st);
-  const lineH = 18 * s, top = caption.length * lineH + 8 * s, legendH = heads.length ? 22 * s : 0;
+  const s = st.data.scale || 1, w = img.width / k, caption = figureCaption(st), leg = legendItems(st, w, s);
+  const lineH = 18 * s, top = caption.length * lineH + 8 * s, legendH = leg.rows * 22 * s;
   const out = document.createElement("canvas");
   out.width = Math.round(w * k);
   out.height = Math.round((top + img.height / k + legendH + 4 * s) * k);
@@ -61,19 +76,15 @@ function exportFigure(st, name) {
     ctx.fillText(fitText(ctx, t, w - 8 * s, (i ? 13 : 15) * s), 4 * s, (i + 0.5) * lineH + 2 * s);
   });
   ctx.drawImage(img, 0, top, w, img.height / k);
-  let x = 4 * s;
-  const y = top + img.height / k + legendH / 2;
   ctx.font = fontPx(12 * s);
-  for (const h of heads) {
-    const label = `head ${h + 1}`, tw = ctx.measureText(label).width;
-    if (x + 18 * s + tw > w) break;
+  for (const { h, label, x, row } of leg.items) {
+    const y = top + img.height / k + (row + 0.5) * 22 * s;
     ctx.fillStyle = headColor(st.data, h);
     ctx.fillRect(x, y - 5 * s, 12 * s, 10 * s);
     ctx.fillStyle = "#31333f";
     ctx.fillText(label, x + 15 * s, y);
-    x += 24 * s + tw;
   }
-  st.host.dataset.figure = JSON.stringify({ width: out.width, height: out.height, screen: [src.clientWidth, src.clientHeight], caption, legend: heads.map((h) => h + 1) });
+  st.host.dataset.figure = JSON.stringify({ width: out.width, height: out.height, screen: [src.clientWidth, src.clientHeight], caption, legend: leg.items.map((i) => i.h + 1) });
   out.toBlob((blob) => download(blob, name), "image/png");
 }
 
@@ -85,13 +96,12 @@ function svgCaption(parent, st, s) {
   return lines.length * lineH + 8 * s;
 }
 
-// A head-colour legend row (SVG) at y
-function svgLegend(parent, st, y, s) {
-  let x = 4 * s;
-  for (const h of legendHeads(st)) {
+// A head-colour legend (SVG, legendItems' rows) from y0
+function svgLegend(parent, st, leg, y0, s) {
+  for (const { h, label, x, row } of leg.items) {
+    const y = y0 + (row + 0.5) * 22 * s;
     parent.append(svgEl("rect", { x, y: y - 5 * s, width: 12 * s, height: 10 * s, fill: headColor(st.data, h) }));
-    parent.append(svgEl("text", { x: x + 15 * s, y, "font-size": 12 * s, "dominant-baseline": "middle", fill: "#31333f" }, `head ${h + 1}`));
-    x += 30 * s + 7 * s * String(h + 1).length + 24 * s;
+    parent.append(svgEl("text", { x: x + 15 * s, y, "font-size": 12 * s, "dominant-baseline": "middle", fill: "#31333f" }, label));
   }
 }
 
@@ -100,7 +110,7 @@ function exportModelSvg(v) {
   const geo = modelGeometry(v), d = v.data, G = d.tokens.length, s = d.scale;
   const svg = svgEl("svg", { xmlns: SVG_NS });
   const head = svgEl("g", { "font-family": "sans-serif" });
-  const top = svgCaption(head, v, s), legendH = 22 * s, H = top + geo.H + legendH;
+  const top = svgCaption(head, v, s), leg = legendItems(v, geo.W, s), H = top + geo.H + leg.rows * 22 * s;
   svg.setAttribute("width", geo.W);
   svg.setAttribute("height", H);
   svg.setAttribute("viewBox", `0 0 ${geo.W} ${H}`);
@@ -122,7 +132,7 @@ function exportModelSvg(v) {
   }
   svg.append(body);
   const legend = svgEl("g", { "font-family": "sans-serif" });
-  svgLegend(legend, v, top + geo.H + legendH / 2, s);
+  svgLegend(legend, v, leg, top + geo.H, s);
   svg.append(legend);
   return svg;
 }

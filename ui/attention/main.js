@@ -34,7 +34,7 @@ function headSvg(v) {
   const geo = headGeometry(v), d = v.data, s = d.scale;
   const svg = svgEl("svg", { xmlns: SVG_NS });
   const cap = svgEl("g", { "font-family": "sans-serif" });
-  const top = svgCaption(cap, v, s), legendH = 22 * s, H = top + geo.H + legendH;
+  const top = svgCaption(cap, v, s), leg = legendItems(v, geo.W, s), H = top + geo.H + leg.rows * 22 * s;
   svg.setAttribute("width", geo.W);
   svg.setAttribute("height", H);
   svg.setAttribute("viewBox", `0 0 ${geo.W} ${H}`);
@@ -62,7 +62,7 @@ function headSvg(v) {
   body.append(text);
   svg.append(body);
   const legend = svgEl("g", { "font-family": "sans-serif" });
-  svgLegend(legend, v, top + geo.H + legendH / 2, s);
+  svgLegend(legend, v, leg, top + geo.H, s);
   svg.append(legend);
   return svg;
 }
