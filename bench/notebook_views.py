@@ -108,6 +108,9 @@ def run_size(browser, root: Path, n: int, names, cdn: Path, timeout_s: float):
                 out[name] = ((t1 - t0) / 1000, els)
             except Exception:  # noqa: BLE001 - a view not drawn in time is a result
                 out[name] = (None, None)
+                shot = Path(tempfile.gettempdir()) / f"notebook_views_T{n}.png"
+                page.screenshot(path=str(shot))
+                print(f"T={n}: {name} not drawn in {timeout_s:.0f} s; the page: {shot}")
                 break  # the page is still busy with it: later views would be measured wrong
     finally:
         ctx.close()

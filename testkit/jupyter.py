@@ -10,7 +10,7 @@ import sys
 import time
 import urllib.request
 
-from .server import ROOT, free_port
+from .server import ROOT, free_port, stop_app
 
 
 def notebook(path, *cells: str):
@@ -82,9 +82,4 @@ APP_READY = """() => {
 }"""
 
 
-def stop_lab(proc):
-    proc.terminate()
-    try:
-        proc.wait(15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+stop_lab = stop_app  # terminate, then kill after 10 s

@@ -105,34 +105,43 @@ function svgLegend(parent, st, leg, y0, s) {
   }
 }
 
+// An SVG figure W wide: the caption above, draw(body) in a group bodyH high below it, the
+// head-colour legend under that
+function svgFigure(v, W, bodyH, draw, attrs = {}) {
+  const s = v.data.scale, svg = svgEl("svg", { xmlns: SVG_NS });
+  const cap = svgEl("g", { "font-family": "sans-serif" });
+  const top = svgCaption(cap, v, s), leg = legendItems(v, W, s), H = top + bodyH + leg.rows * 22 * s;
+  for (const [k, val] of Object.entries({ width: W, height: H, viewBox: `0 0 ${W} ${H}` })) svg.setAttribute(k, val);
+  const body = svgEl("g", { transform: `translate(0 ${top.toFixed(1)})`, ...attrs });
+  draw(body);
+  const legend = svgEl("g", { "font-family": "sans-serif" });
+  svgLegend(legend, v, leg, top + bodyH, s);
+  svg.append(svgEl("rect", { width: W, height: H, fill: "#ffffff" }), cap, body, legend);
+  return svg;
+}
+
+// One head's lines: a <g> in its colour with one <path> per opacity step (STEPS path strings)
+function svgHeadPaths(d, h, width, steps) {
+  const g = svgEl("g", { stroke: headColor(d, h), "stroke-width": width, fill: "none" });
+  steps.forEach((p, b) => { if (p) g.append(svgEl("path", { d: p, "stroke-opacity": ((b + 0.5) / STEPS).toFixed(3) })); });
+  return g;
+}
+
 // The model view as SVG: one <path> per head and opacity step, layer and head labels
 function exportModelSvg(v) {
-  const geo = modelGeometry(v), d = v.data, G = d.tokens.length, s = d.scale;
-  const svg = svgEl("svg", { xmlns: SVG_NS });
-  const head = svgEl("g", { "font-family": "sans-serif" });
-  const top = svgCaption(head, v, s), leg = legendItems(v, geo.W, s), H = top + geo.H + leg.rows * 22 * s;
-  svg.setAttribute("width", geo.W);
-  svg.setAttribute("height", H);
-  svg.setAttribute("viewBox", `0 0 ${geo.W} ${H}`);
-  svg.append(svgEl("rect", { width: geo.W, height: H, fill: "#ffffff" }), head);
-  const body = svgEl("g", { transform: `translate(0 ${top.toFixed(1)})`, "font-family": "sans-serif", "font-size": 11 * s });
-  for (let h = 0; h < d.heads; h++) body.append(svgEl("text", { x: geo.lab + h * (geo.tw + geo.gap) + geo.tw / 2, y: geo.lab / 2, "text-anchor": "middle", "dominant-baseline": "middle" }, `H${h + 1}`));
+  const geo = modelGeometry(v), d = v.data, G = d.tokens.length;
   const cap = Math.floor(CAP_MODEL / (d.layers * d.heads));
-  for (let l = 0; l < d.layers; l++) {
-    const y0 = geo.top + l * (geo.th + geo.gap), y = (t) => (y0 + ((t + 0.5) * geo.th) / G).toFixed(1);
-    body.append(svgEl("text", { x: geo.lab / 2, y: y0 + geo.th / 2, "text-anchor": "middle", "dominant-baseline": "middle" }, `L${l + 1}`));
-    for (let h = 0; h < d.heads; h++) {
-      const x0 = geo.lab + h * (geo.tw + geo.gap), parts = Array.from({ length: STEPS }, () => []);
-      eachLine(v, l, h, cap, (q, k, w) => parts[alphaOf(v, q, k, w)].push(`M${x0 + 2} ${y(q)}L${x0 + geo.tw - 2} ${y(k)}`));
-      body.append(svgEl("rect", { x: x0 + 0.5, y: y0 + 0.5, width: geo.tw - 1, height: geo.th - 1, fill: "none", stroke: "#e6e6e6" }));
-      const g = svgEl("g", { stroke: headColor(d, h), "stroke-width": 1, fill: "none" });
-      parts.forEach((p, b) => { if (p.length) g.append(svgEl("path", { d: p.join(""), "stroke-opacity": ((b + 0.5) / STEPS).toFixed(3) })); });
-      body.append(g);
+  return svgFigure(v, geo.W, geo.H, (body) => {
+    for (let h = 0; h < d.heads; h++) body.append(svgEl("text", { x: geo.lab + h * (geo.tw + geo.gap) + geo.tw / 2, y: geo.lab / 2, "text-anchor": "middle", "dominant-baseline": "middle" }, `H${h + 1}`));
+    for (let l = 0; l < d.layers; l++) {
+      const y0 = geo.top + l * (geo.th + geo.gap), y = (t) => (y0 + ((t + 0.5) * geo.th) / G).toFixed(1);
+      body.append(svgEl("text", { x: geo.lab / 2, y: y0 + geo.th / 2, "text-anchor": "middle", "dominant-baseline": "middle" }, `L${l + 1}`));
+      for (let h = 0; h < d.heads; h++) {
+        const x0 = geo.lab + h * (geo.tw + geo.gap), parts = Array.from({ length: STEPS }, () => []);
+        eachLine(v, l, h, cap, (q, k, w) => parts[alphaOf(v, q, k, w)].push(`M${x0 + 2} ${y(q)}L${x0 + geo.tw - 2} ${y(k)}`));
+        body.append(svgEl("rect", { x: x0 + 0.5, y: y0 + 0.5, width: geo.tw - 1, height: geo.th - 1, fill: "none", stroke: "#e6e6e6" }));
+        body.append(svgHeadPaths(d, h, 1, parts.map((p) => p.join(""))));
+      }
     }
-  }
-  svg.append(body);
-  const legend = svgEl("g", { "font-family": "sans-serif" });
-  svgLegend(legend, v, leg, top + geo.H, s);
-  svg.append(legend);
-  return svg;
+  }, { "font-family": "sans-serif", "font-size": 11 * d.scale });
 }

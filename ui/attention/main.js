@@ -31,40 +31,23 @@ function exportSvg(v) {
 }
 
 function headSvg(v) {
-  const geo = headGeometry(v), d = v.data, s = d.scale;
-  const svg = svgEl("svg", { xmlns: SVG_NS });
-  const cap = svgEl("g", { "font-family": "sans-serif" });
-  const top = svgCaption(cap, v, s), leg = legendItems(v, geo.W, s), H = top + geo.H + leg.rows * 22 * s;
-  svg.setAttribute("width", geo.W);
-  svg.setAttribute("height", H);
-  svg.setAttribute("viewBox", `0 0 ${geo.W} ${H}`);
-  svg.append(svgEl("rect", { width: geo.W, height: H, fill: "#ffffff" }), cap);
-  const body = svgEl("g", { transform: `translate(0 ${top.toFixed(1)})` });
+  const geo = headGeometry(v), d = v.data;
   const sink = () => {
     const parts = [];
     return { parts, moveTo: (x, y) => parts.push(`M${x.toFixed(1)} ${y.toFixed(1)}`), lineTo: (x, y) => parts.push(`L${x.toFixed(1)} ${y.toFixed(1)}`) };
   };
   const got = collectHead(v, geo, sink);
   const width = geo.G <= 64 ? 2 * d.scale : 1;
-  for (const h of v.view.heads) {
-    const g = svgEl("g", { stroke: headColor(d, h), "stroke-width": width, fill: "none" });
-    got.paths[h].forEach((p, b) => {
-      if (p.parts.length) g.append(svgEl("path", { d: p.parts.join(""), "stroke-opacity": ((b + 0.5) / STEPS).toFixed(3) }));
-    });
-    body.append(g);
-  }
-  const text = svgEl("g", { "font-family": "sans-serif", "font-size": geo.font, "dominant-baseline": "middle" });
-  for (let t = 0; t < geo.G; t++) {
-    const fill = v.dim && d.special[t] ? "#b0b0b0" : "#31333f";
-    text.append(svgEl("text", { x: geo.xl - 6, y: geo.y(t).toFixed(1), "text-anchor": "end", fill }, v.labels[t]));
-    text.append(svgEl("text", { x: geo.xr + 6, y: geo.y(t).toFixed(1), fill }, v.labels[t]));
-  }
-  body.append(text);
-  svg.append(body);
-  const legend = svgEl("g", { "font-family": "sans-serif" });
-  svgLegend(legend, v, leg, top + geo.H, s);
-  svg.append(legend);
-  return svg;
+  return svgFigure(v, geo.W, geo.H, (body) => {
+    for (const h of v.view.heads) body.append(svgHeadPaths(d, h, width, got.paths[h].map((p) => p.parts.join(""))));
+    const text = svgEl("g", { "font-family": "sans-serif", "font-size": geo.font, "dominant-baseline": "middle" });
+    for (let t = 0; t < geo.G; t++) {
+      const fill = v.dim && d.special[t] ? "#b0b0b0" : "#31333f";
+      text.append(svgEl("text", { x: geo.xl - 6, y: geo.y(t).toFixed(1), "text-anchor": "end", fill }, v.labels[t]));
+      text.append(svgEl("text", { x: geo.xr + 6, y: geo.y(t).toFixed(1), fill }, v.labels[t]));
+    }
+    body.append(text);
+  });
 }
 
 function createState(host, root, kind) {
