@@ -32,6 +32,7 @@ from ui.labels import visible
 from ui.layers import default_layer
 from ui.page import Page
 from ui.presentation import PRESENT_WINDOW, plot, presenting, tucked
+from ui.tensor_downloads import tensor_downloads
 
 PAGE = Page("ex", keep=("ex_words", "ex_nospecial", "ex_norms"),
             link=("layer", "head", "focus", "words", "nospecial", "norms"))
@@ -255,7 +256,9 @@ with maps_col:
                            short_titles=[f"H{h + 1} · {v['h_heads'][h]:.2f}" for h in range(H)]),
               key="ex_grid", on_head=enlarge, on_token=mask_token,
               filename=f"attention_L{layer + 1}{'_norm' if by_norm else ''}",
-              tag=f"layer {layer + 1}{' by norm' if by_norm else ''}")
+              tag=f"layer {layer + 1}{' by norm' if by_norm else ''}",
+              meta=dict(title=f"layer {layer + 1}{' · by norm' if by_norm else ''}", model=name,
+                        text=text + (f" [SEP] {pair}" if pair else "")))
 
 with focus_col:
     token_level = not (word_level or hide_special)  # positions are token positions
@@ -299,6 +302,7 @@ d1.download_button("Download CSV", lambda: attention_csv(labels, weights), mime=
                    file_name=f"{stem}.csv", width="stretch")
 d2.download_button("Download JSON", lambda: attention_json(labels, weights, **meta),
                    mime="application/json", file_name=f"{stem}.json", width="stretch")
+tensor_downloads(big, name, text, pair, "ex")
 plot(bars, figures.focus_bars(f["rows"][layer], labels, v["special"], labels[query], layer,
                               value="share of ‖αf‖" if by_norm else "weight"),
      config=PLOT_CONFIG, theme=None, key="ex_focus_bars")

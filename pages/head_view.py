@@ -17,6 +17,7 @@ from ui.attention import attention, lines_payload
 from ui.layers import default_layer
 from ui.page import Page
 from ui.presentation import presenting
+from ui.tensor_downloads import tensor_downloads
 
 PAGE = Page("hv", keep=("hv_words", "hv_nospecial"),
             link=("layer", "heads", "focus", "words", "nospecial"))
@@ -121,16 +122,19 @@ def mask_token(i: int):
 
 
 attention(dict(p, state=view), key="hv_lines", on_view=changed, on_token=mask_token,
-          filename=f"attention_L{view['layer'] + 1}")
+          filename=f"attention_L{view['layer'] + 1}",
+          meta=dict(model=name, text=text + (f" [SEP] {pair}" if pair else "")))
+tensor_downloads(st, name, text, pair, "hv")
 st.caption(
     "**Head view**: each line joins a token on the left (the query, looking) to a token on the "
     "right (the key, looked at), one colour per head, more opaque for more attention. Hover a "
     "token to keep only its lines, click it to pin them; click a head's swatch to switch it on "
     "or off; lines under the threshold are not drawn. **Model view**: every layer × head as a "
-    "small line view; click one to open it in the head view. PNG saves what is shown, SVG the "
-    "head view as a drawing. **Mask** replaces the pinned token by [MASK]: below, what the "
-    "model predicts in its place and how every head's attention changes (at word level, the "
-    "word's first piece).")
+    "small line view; click one to open it in the head view. PNG saves what is shown at 2× with "
+    "the sentence, model and a head-colour legend, SVG the same as a drawing; the buttons under "
+    "the view save every head of every layer (.npz, JSON, CSV). **Mask** replaces the pinned "
+    "token by [MASK]: below, what the model predicts in its place and how every head's "
+    "attention changes (at word level, the word's first piece).")
 
 focus = view["focus"]
 link.write_query_params(

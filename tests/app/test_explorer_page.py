@@ -82,8 +82,8 @@ def test_default_view_shows_every_head_with_the_models_numbers(bundled):
     head = at.selectbox(key="ex_head").value - 1
     np.testing.assert_allclose(z(figs["ex_big"]["data"][0]), A[layer, head], atol=ATOL)
 
-    assert [b.proto.label for b in at.get("download_button")] == ["Download CSV",
-                                                                  "Download JSON"]
+    assert [b.proto.label for b in at.get("download_button")] == [
+        "Download CSV", "Download JSON", "All heads .npz", "All heads JSON", "All heads CSV"]
     qp = dict(at.query_params)
     assert qp["text"] == text and qp["model"] == "bundled"
     assert (qp["layer"], qp["head"], qp["focus"]) == (str(layer + 1), str(head + 1), "with")

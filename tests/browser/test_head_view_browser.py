@@ -108,7 +108,10 @@ def test_png_and_svg_downloads_are_valid_files_of_the_shown_size(opened, bundled
     got.value.save_as(png)
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
-    assert list(struct.unpack(">II", data[16:24])) == px
+    fig = json.loads(hooks(page, "hv_lines")["figure"])  # the figure: caption, view, legend
+    size = list(struct.unpack(">II", data[16:24]))
+    assert size == [fig["width"], fig["height"]]
+    assert size[0] >= 2 * css[0] and size[1] >= 2 * css[1] and size[0] >= px[0]  # at 2x
     assert got.value.suggested_filename.endswith(".png")
 
     with page.expect_download() as got:
@@ -117,10 +120,13 @@ def test_png_and_svg_downloads_are_valid_files_of_the_shown_size(opened, bundled
     got.value.save_as(svg)
     root = ET.parse(svg).getroot()  # well-formed XML
     assert root.tag == "{http://www.w3.org/2000/svg}svg"
-    assert [float(root.get("width")), float(root.get("height"))] == pytest.approx(css, abs=0.5)
+    assert float(root.get("width")) == pytest.approx(css[0], abs=0.5)
+    assert float(root.get("height")) > css[1]  # the view, a caption above and a legend below
     texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
     tokens = bundled.encode(TEXT).tokens
-    assert texts == [t for t in tokens for _ in (0, 1)]  # each token left and right
+    assert texts[0].startswith("head view · layer ")
+    assert texts[-12:] == [f"head {h}" for h in range(1, 13)]  # the head-colour legend
+    assert texts[-12 - 2 * len(tokens):-12] == [t for t in tokens for _ in (0, 1)]  # L and R
     paths = list(root.iter("{http://www.w3.org/2000/svg}path"))
     drawn = sum(p.get("d").count("M") for p in paths)
     assert drawn == int(hooks(page, "hv_lines")["lines"])  # the lines shown, one path a colour

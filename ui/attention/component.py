@@ -24,18 +24,14 @@ data-number-px) and data-unlabelled (shown tokens that got no label);
 data-hover-ms is the last hover's event-to-drawn time (performance.now()).
 """
 
-from pathlib import Path
-
 import streamlit as st
 
 from ..presentation import presenting
 from ..style import PROJECTOR_SCALE
+from . import bundle
 
-HERE = Path(__file__).resolve().parent
-JS_FILES = ("core.js", "grid.js", "gridui.js", "lines.js", "controls.js", "focus.js",
-            "main.js")  # in order
-JS = "\n".join((HERE / f).read_text(encoding="utf-8") for f in JS_FILES)
-CSS = (HERE / "attention.css").read_text(encoding="utf-8")
+JS = bundle.streamlit_js()  # the drawing core + the Streamlit adapter (bundle.py)
+CSS = bundle.css()
 NAME = "headscope.attention"
 
 _mount = st.components.v2.component(NAME, js=JS, css=CSS)
@@ -47,7 +43,7 @@ def js_lines() -> int:
 
 
 def attention(payload: dict, key: str, on_head=None, on_view=None, on_cell=None,
-              on_token=None, filename: str = "attention", tag: str = ""):
+              on_token=None, filename: str = "attention", tag: str = "", meta=None):
     """Mount the component with one payload (ui.attention.payload) under a stable key.
 
     on_head(i): called (as a Streamlit callback, before the rerun) when head i of a grid is
@@ -56,8 +52,11 @@ def attention(payload: dict, key: str, on_head=None, on_view=None, on_cell=None,
     on_token(i): called when a token the payload marks maskable is clicked (a grid's query
     label, a head view's token); i indexes the payload's tokens (the shown labels).
     filename: the stem of the PNG/SVG downloads; tag: any short string, put on the host element
-    as data-tag (tests wait for it). In presentation mode everything is drawn larger."""
+    as data-tag (tests wait for it). meta: {title, text, model}, the caption the PNG/SVG figures
+    carry (figure.js). In presentation mode everything is drawn larger."""
     data = dict(payload, filename=filename, tag=str(tag))
+    if meta:
+        data["meta"] = {k: str(v) for k, v in meta.items() if v}
     if presenting():  # larger; the Explorer's views switch to their layouts for reading
         data["scale"] = data.get("scale", 1.0) * PROJECTOR_SCALE
         data["present"] = True

@@ -40,7 +40,7 @@ function setupLines(v) {
   });
   const png = el("button", "hs-btn", "PNG"), svg = el("button", "hs-btn", "SVG");
   png.addEventListener("click", () => exportPng(v.canvas, `${v.data.filename || "attention"}_${v.view.mode}_view.png`));
-  svg.title = "The head view as an SVG drawing";
+  svg.title = "The view as an SVG drawing";
   svg.addEventListener("click", () => exportSvg(v));
   v.svgBtn = svg;
   bar.append(...v.tabs, v.layerBox, thrWrap, v.segBox, v.maskBtn, png, svg);
@@ -114,7 +114,6 @@ function paint(v) {
   v.tabs.forEach((b) => b.classList.toggle("on", b.dataset.mode === v.view.mode));
   v.layerBox.value = String(v.view.layer);
   v.layerBox.disabled = v.view.mode === "model";
-  v.svgBtn.disabled = v.view.mode === "model";
   v.segBox.hidden = !v.twoSegments;
   if (!v.twoSegments) v.segment = "all";
   v.segBox.value = v.segment;

@@ -1,12 +1,15 @@
 // headscope attention component, part 1 of 5: decoding, colours, small DOM helpers.
-// The files are joined into one ES module in the order of component.JS_FILES. Token text reaches
+// The files are joined into one ES module in the order of bundle.CORE_FILES. Token text reaches
 // the page only through textContent and canvas fillText; the data is never code or markup.
 
 const STATES = new WeakMap(); // host element -> its state; listeners are attached once per host
+const CANVAS_STATE = new WeakMap(); // a view's main canvas -> its state (for the PNG figure)
+let EXPORT_DPR = 0; // device px per CSS px while a figure is drawn for export; 0 = the screen's
 
-// An array sent by payload.pack: {dtype, shape, b64}; 16/8-bit levels become weights in [0, 1]
+// An array sent by payload.pack: {dtype, shape, b64}, or {dtype, shape, bytes} (a Uint8Array: a
+// host adapter's binary buffer); 16/8-bit levels become weights in [0, 1]
 function decode(d) {
-  const bytes = Uint8Array.fromBase64 ? Uint8Array.fromBase64(d.b64)
+  const bytes = d.bytes ? d.bytes : Uint8Array.fromBase64 ? Uint8Array.fromBase64(d.b64)
     : Uint8Array.from(atob(d.b64), (c) => c.charCodeAt(0));
   const buf = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
   if (d.dtype === "f4") return new Float32Array(buf);
@@ -72,7 +75,7 @@ function el(tag, cls, text) {
 
 // A canvas sized in CSS pixels, sharp on high-density screens
 function sizeCanvas(cv, w, h) {
-  const dpr = window.devicePixelRatio || 1;
+  const dpr = EXPORT_DPR || window.devicePixelRatio || 1; // EXPORT_DPR: a figure's scale (figure.js)
   cv.width = Math.max(1, Math.round(w * dpr));
   cv.height = Math.max(1, Math.round(h * dpr));
   cv.style.width = `${w}px`;

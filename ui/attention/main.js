@@ -1,7 +1,11 @@
-// part 5 of 5: exports (PNG from the canvas, SVG of the head view) and the entry point that
-// Streamlit calls with each new data (one state per host element, kept in STATES).
+// part 5 of 5: exports (PNG from the canvas, SVG of the head view) and draw(component), the entry
+// point a host adapter calls with each new data (one state per host element, kept in STATES):
+// host_streamlit.js for the Streamlit component, host_anywidget.js for the notebook widget.
 
+// A view's canvas as a PNG: the whole figure (figure.js) at the data's export scale
 function exportPng(canvas, name) {
+  const st = CANVAS_STATE.get(canvas);
+  if (st) return exportFigure(st, name);
   canvas.toBlob((blob) => download(blob, name), "image/png");
 }
 
@@ -16,33 +20,34 @@ function svgEl(tag, attrs, text) {
 
 // The head view as shown (heads, layer, threshold, filters, hovered or pinned token): one
 // <path> per head and opacity step, token labels as <text> (textContent: escaped by the
-// serializer), never markup made of tokens
+// serializer), never markup made of tokens; the caption above, a head-colour legend below.
+// In the model view, figure.js's exportModelSvg.
 function exportSvg(v) {
+  const d = v.data, file = `${d.filename || "attention"}_${v.view.mode}_view.svg`;
+  const svg = v.view.mode === "model" ? exportModelSvg(v) : headSvg(v);
+  const xml = new XMLSerializer().serializeToString(svg);
+  v.host.dataset.svgBytes = String(xml.length);
+  download(new Blob([xml], { type: "image/svg+xml" }), file);
+}
+
+function headSvg(v) {
   const geo = headGeometry(v), d = v.data;
-  const svg = svgEl("svg", { xmlns: SVG_NS, width: geo.W, height: geo.H, viewBox: `0 0 ${geo.W} ${geo.H}` });
-  svg.append(svgEl("rect", { width: geo.W, height: geo.H, fill: "#ffffff" }));
   const sink = () => {
     const parts = [];
     return { parts, moveTo: (x, y) => parts.push(`M${x.toFixed(1)} ${y.toFixed(1)}`), lineTo: (x, y) => parts.push(`L${x.toFixed(1)} ${y.toFixed(1)}`) };
   };
   const got = collectHead(v, geo, sink);
   const width = geo.G <= 64 ? 2 * d.scale : 1;
-  for (const h of v.view.heads) {
-    const g = svgEl("g", { stroke: headColor(d, h), "stroke-width": width, fill: "none" });
-    got.paths[h].forEach((p, b) => {
-      if (p.parts.length) g.append(svgEl("path", { d: p.parts.join(""), "stroke-opacity": ((b + 0.5) / STEPS).toFixed(3) }));
-    });
-    svg.append(g);
-  }
-  const text = svgEl("g", { "font-family": "sans-serif", "font-size": geo.font, "dominant-baseline": "middle" });
-  for (let t = 0; t < geo.G; t++) {
-    const fill = v.dim && d.special[t] ? "#b0b0b0" : "#31333f";
-    text.append(svgEl("text", { x: geo.xl - 6, y: geo.y(t).toFixed(1), "text-anchor": "end", fill }, v.labels[t]));
-    text.append(svgEl("text", { x: geo.xr + 6, y: geo.y(t).toFixed(1), fill }, v.labels[t]));
-  }
-  svg.append(text);
-  const xml = new XMLSerializer().serializeToString(svg);
-  download(new Blob([xml], { type: "image/svg+xml" }), `${d.filename || "attention"}_head_view.svg`);
+  return svgFigure(v, geo.W, geo.H, (body) => {
+    for (const h of v.view.heads) body.append(svgHeadPaths(d, h, width, got.paths[h].map((p) => p.parts.join(""))));
+    const text = svgEl("g", { "font-family": "sans-serif", "font-size": geo.font, "dominant-baseline": "middle" });
+    for (let t = 0; t < geo.G; t++) {
+      const fill = v.dim && d.special[t] ? "#b0b0b0" : "#31333f";
+      text.append(svgEl("text", { x: geo.xl - 6, y: geo.y(t).toFixed(1), "text-anchor": "end", fill }, v.labels[t]));
+      text.append(svgEl("text", { x: geo.xr + 6, y: geo.y(t).toFixed(1), fill }, v.labels[t]));
+    }
+    body.append(text);
+  });
 }
 
 function createState(host, root, kind) {
@@ -65,7 +70,7 @@ function createState(host, root, kind) {
   return st;
 }
 
-export default function (component) {
+function draw(component) {
   const { data, parentElement } = component;
   const host = parentElement.host ?? parentElement;
   let st = STATES.get(host);
@@ -87,4 +92,5 @@ export default function (component) {
   host.dataset.tag = String(data.tag ?? "");
   host.dataset.drawMs = (performance.now() - t0).toFixed(1); // decode + draw, in the page
   host.dataset.drawn = data.tokens.join(" ");
+  CANVAS_STATE.set(st.kind === "lines" ? st.canvas : st.main, st);
 }

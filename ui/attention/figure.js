@@ -1,0 +1,147 @@
+// figures for a paper: a view's PNG redrawn at the export scale (data.export_scale, 2 by default)
+// with its caption lines (data.meta: sentence, model; the view, layer and heads shown) above and,
+// for the head and model views, a head-colour legend below (the maps carry their colour scale);
+// the model view as SVG. Text only through fillText and SVG textContent.
+
+function redrawView(st) {
+  if (st.kind === "grid") redrawGrid(st);
+  else if (st.kind === "focus") renderFocus(st);
+  else paint(st);
+}
+
+// What the figure says above the view: [what is shown, the sentence, the model]
+function figureCaption(st) {
+  const d = st.data, m = d.meta || {};
+  let what = m.title || "";
+  if (st.kind === "lines") {
+    const heads = st.view.heads.map((h) => h + 1);
+    const all = heads.length === d.heads;
+    what = st.view.mode === "model" ? `model view · ${d.layers} layers × ${d.heads} heads`
+      : `head view · layer ${st.view.layer + 1} · ${all ? "all heads" : `head${heads.length > 1 ? "s" : ""} ${heads.join(", ")}`}`;
+    if (m.title) what = `${m.title} · ${what}`;
+  }
+  const lines = [what];
+  if (m.text) lines.push(`“${shown(m.text, 160)}”`);
+  if (m.model) lines.push(`model: ${shown(m.model, 80)}`);
+  return lines.filter(Boolean);
+}
+
+// The heads a head-colour legend lists: those shown (head view) or all (model view)
+function legendHeads(st) {
+  if (st.kind !== "lines") return [];
+  return st.view.mode === "model" ? [...Array(st.data.heads).keys()] : st.view.heads;
+}
+
+// The legend's items in rows that fit `width`: [{h, label, x, row}], rows
+function legendItems(st, width, s) {
+  const ctx = document.createElement("canvas").getContext("2d");
+  ctx.font = fontPx(12 * s);
+  const items = [];
+  let x = 4 * s, row = 0;
+  for (const h of legendHeads(st)) {
+    const label = `head ${h + 1}`, w = 25 * s + ctx.measureText(label).width;
+    if (x + w > width && x > 4 * s) { x = 4 * s; row++; }
+    items.push({ h, label, x, row });
+    x += w;
+  }
+  return { items, rows: items.length ? row + 1 : 0 };
+}
+
+function exportFigure(st, name) {
+  const k = st.data.export_scale || 2, src = st.kind === "lines" ? st.canvas : st.main;
+  EXPORT_DPR = k;
+  let img;
+  try {
+    redrawView(st);
+    img = document.createElement("canvas");
+    img.width = src.width;
+    img.height = src.height;
+    img.getContext("2d").drawImage(src, 0, 0);
+  } finally {
+    EXPORT_DPR = 0;
+    redrawView(st);
+  }
+  const s = st.data.scale || 1, w = img.width / k, caption = figureCaption(st), leg = legendItems(st, w, s);
+  const lineH = 18 * s, top = caption.length * lineH + 8 * s, legendH = leg.rows * 22 * s;
+  const out = document.createElement("canvas");
+  out.width = Math.round(w * k);
+  out.height = Math.round((top + img.height / k + legendH + 4 * s) * k);
+  const ctx = out.getContext("2d");
+  ctx.scale(k, k);
+  ctx.fillStyle = "#ffffff";
+  ctx.fillRect(0, 0, w, out.height / k);
+  ctx.fillStyle = "#31333f";
+  ctx.textBaseline = "middle";
+  caption.forEach((t, i) => {
+    ctx.fillText(fitText(ctx, t, w - 8 * s, (i ? 13 : 15) * s), 4 * s, (i + 0.5) * lineH + 2 * s);
+  });
+  ctx.drawImage(img, 0, top, w, img.height / k);
+  ctx.font = fontPx(12 * s);
+  for (const { h, label, x, row } of leg.items) {
+    const y = top + img.height / k + (row + 0.5) * 22 * s;
+    ctx.fillStyle = headColor(st.data, h);
+    ctx.fillRect(x, y - 5 * s, 12 * s, 10 * s);
+    ctx.fillStyle = "#31333f";
+    ctx.fillText(label, x + 15 * s, y);
+  }
+  st.host.dataset.figure = JSON.stringify({ width: out.width, height: out.height, screen: [src.clientWidth, src.clientHeight], caption, legend: leg.items.map((i) => i.h + 1) });
+  out.toBlob((blob) => download(blob, name), "image/png");
+}
+
+// Caption lines (SVG <text>) from y = 0; returns their height
+function svgCaption(parent, st, s) {
+  const lines = figureCaption(st), lineH = 18 * s;
+  lines.forEach((t, i) => parent.append(svgEl("text", { x: 4 * s, y: ((i + 0.5) * lineH + 2 * s).toFixed(1),
+    "font-size": (i ? 13 : 15) * s, "dominant-baseline": "middle", fill: "#31333f" }, t)));
+  return lines.length * lineH + 8 * s;
+}
+
+// A head-colour legend (SVG, legendItems' rows) from y0
+function svgLegend(parent, st, leg, y0, s) {
+  for (const { h, label, x, row } of leg.items) {
+    const y = y0 + (row + 0.5) * 22 * s;
+    parent.append(svgEl("rect", { x, y: y - 5 * s, width: 12 * s, height: 10 * s, fill: headColor(st.data, h) }));
+    parent.append(svgEl("text", { x: x + 15 * s, y, "font-size": 12 * s, "dominant-baseline": "middle", fill: "#31333f" }, label));
+  }
+}
+
+// An SVG figure W wide: the caption above, draw(body) in a group bodyH high below it, the
+// head-colour legend under that
+function svgFigure(v, W, bodyH, draw, attrs = {}) {
+  const s = v.data.scale, svg = svgEl("svg", { xmlns: SVG_NS });
+  const cap = svgEl("g", { "font-family": "sans-serif" });
+  const top = svgCaption(cap, v, s), leg = legendItems(v, W, s), H = top + bodyH + leg.rows * 22 * s;
+  for (const [k, val] of Object.entries({ width: W, height: H, viewBox: `0 0 ${W} ${H}` })) svg.setAttribute(k, val);
+  const body = svgEl("g", { transform: `translate(0 ${top.toFixed(1)})`, ...attrs });
+  draw(body);
+  const legend = svgEl("g", { "font-family": "sans-serif" });
+  svgLegend(legend, v, leg, top + bodyH, s);
+  svg.append(svgEl("rect", { width: W, height: H, fill: "#ffffff" }), cap, body, legend);
+  return svg;
+}
+
+// One head's lines: a <g> in its colour with one <path> per opacity step (STEPS path strings)
+function svgHeadPaths(d, h, width, steps) {
+  const g = svgEl("g", { stroke: headColor(d, h), "stroke-width": width, fill: "none" });
+  steps.forEach((p, b) => { if (p) g.append(svgEl("path", { d: p, "stroke-opacity": ((b + 0.5) / STEPS).toFixed(3) })); });
+  return g;
+}
+
+// The model view as SVG: one <path> per head and opacity step, layer and head labels
+function exportModelSvg(v) {
+  const geo = modelGeometry(v), d = v.data, G = d.tokens.length;
+  const cap = Math.floor(CAP_MODEL / (d.layers * d.heads));
+  return svgFigure(v, geo.W, geo.H, (body) => {
+    for (let h = 0; h < d.heads; h++) body.append(svgEl("text", { x: geo.lab + h * (geo.tw + geo.gap) + geo.tw / 2, y: geo.lab / 2, "text-anchor": "middle", "dominant-baseline": "middle" }, `H${h + 1}`));
+    for (let l = 0; l < d.layers; l++) {
+      const y0 = geo.top + l * (geo.th + geo.gap), y = (t) => (y0 + ((t + 0.5) * geo.th) / G).toFixed(1);
+      body.append(svgEl("text", { x: geo.lab / 2, y: y0 + geo.th / 2, "text-anchor": "middle", "dominant-baseline": "middle" }, `L${l + 1}`));
+      for (let h = 0; h < d.heads; h++) {
+        const x0 = geo.lab + h * (geo.tw + geo.gap), parts = Array.from({ length: STEPS }, () => []);
+        eachLine(v, l, h, cap, (q, k, w) => parts[alphaOf(v, q, k, w)].push(`M${x0 + 2} ${y(q)}L${x0 + geo.tw - 2} ${y(k)}`));
+        body.append(svgEl("rect", { x: x0 + 0.5, y: y0 + 0.5, width: geo.tw - 1, height: geo.th - 1, fill: "none", stroke: "#e6e6e6" }));
+        body.append(svgHeadPaths(d, h, 1, parts.map((p) => p.join(""))));
+      }
+    }
+  }, { "font-family": "sans-serif", "font-size": 11 * d.scale });
+}
