@@ -170,6 +170,13 @@ class Bert:
                             single[:, 0],  # (L, T, T)
                             torch.stack(out.hidden_states)[:, 0])  # (L+1, T, D)
 
+    def activations(self, res):
+        """Every head's q, k, v, its output z and its share of the layer's output, and the
+        hidden states, of an AttentionResult (or a text, attended first): mha_core.activations.
+        """
+        from .activations import activations
+        return activations(self, res if isinstance(res, AttentionResult) else self.attend(res))
+
     def require_mlm_head(self):
         """Raise ValueError, saying what is needed, when there is no masked-LM head."""
         if not self.has_mlm_head:
