@@ -11,12 +11,15 @@ import shutil
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
 
 from testkit.browser import windowed
+from testkit.proxy import NGINX, read_state, stop_proxy
 from testkit.server import ROOT, free_port, wait_healthy
+from tests.conftest import require
 
 # One test, not three: pytest-xdist would build and install the wheel once per worker.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -63,6 +66,7 @@ def test_the_installed_wheel(tmp_path, page):
     help_lists_the_commands(installed, tmp_path)
     imports_with_no_repository_on_sys_path(installed, tmp_path)
     headscope_run_draws_the_explorer(installed, tmp_path, page)
+    headscope_serve_answers_through_nginx(installed, tmp_path)
 
 
 def help_lists_the_commands(installed, tmp_path):
@@ -118,3 +122,29 @@ def headscope_run_draws_the_explorer(installed, tmp_path, page):
             proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+def headscope_serve_answers_through_nginx(installed, tmp_path):
+    """`headscope serve` from the wheel: deploy/serve_many.py and its nginx template came
+    along, and its worker is headscope/worker.py (the launcher writes serve.json once nginx
+    answers, after every worker answered /_stcore/health)."""
+    require(NGINX is not None, "nginx is not installed (apt-get install nginx; .ci/run does)")
+    run_dir = tmp_path / "serve"
+    with open(tmp_path / "serve.log", "w") as log:
+        proc = subprocess.Popen(
+            [str(installed / "bin" / "headscope"), "serve", "--workers", "1", "--port",
+             str(free_port()), "--address", "127.0.0.1", "--run-dir", str(run_dir),
+             "--nginx", NGINX], cwd=tmp_path, env=clean_env(), stdout=log,
+            stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 300
+        while not (run_dir / "serve.json").exists():
+            assert proc.poll() is None and time.monotonic() < deadline, \
+                (tmp_path / "serve.log").read_text()[-3000:]
+            time.sleep(0.2)
+        state = read_state(run_dir)
+        with urllib.request.urlopen(state["url"] + "/_stcore/health", timeout=10) as r:
+            assert r.read().strip() == b"ok"
+            assert r.headers["X-Headscope-Upstream"] == f"127.0.0.1:{state['workers'][0]['port']}"
+    finally:
+        assert stop_proxy(proc) == 0

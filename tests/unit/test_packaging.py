@@ -28,9 +28,9 @@ def test_the_installed_streamlit_config_is_the_apps():
     assert "--runner.postScriptGC=false" in cli.config_flags()
 
 
-def run_cli(*args, code=None):
+def run_cli(*args, code=None, timeout=60):
     cmd = [sys.executable, "-c", code] if code else [sys.executable, "-m", "headscope", *args]
-    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
 
 
 def test_import_headscope_loads_neither_torch_nor_streamlit():
@@ -71,7 +71,7 @@ def test_export_without_its_module_says_how_to_get_it(monkeypatch, capsys):
 @pytest.mark.slow  # loads the model and scores the sample treebank: ~5-12 s
 def test_syntax_runs_mha_core_syntax(tmp_path):
     out = run_cli("syntax", str(ROOT / "mha_core" / "data" / "headscope-sample.conllu"),
-                  "--min-arcs", "1", "--json", str(tmp_path / "s.json"))
+                  "--min-arcs", "1", "--json", str(tmp_path / "s.json"), timeout=300)
     assert out.returncode == 0, out.stderr
     assert "sentences scored" in out.stdout and (tmp_path / "s.json").stat().st_size > 0
 
