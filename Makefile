@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8501
 WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: run serve test test-fast lint bench clean
+.PHONY: run serve test test-fast lint bench clean requirements
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); echo "venv failed: install python3-venv"; exit 1; }
@@ -47,6 +47,11 @@ test: $(VENV)/.dev lint
 test-fast: $(VENV)/.dev lint
 	HF_HUB_OFFLINE=1 $(PY) -m pytest -m "not browser and not fuzz and not slow" -n 2 -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
+
+# requirements*.txt from pyproject.toml, the one list of dependencies (tests/unit/test_packaging.py
+# fails when they differ). The app itself also installs as a package: pip install . (headscope run).
+requirements:
+	$(PYTHON) -m testkit.requirements
 
 bench: $(VENV)/.dev
 	HF_HUB_OFFLINE=1 $(PY) bench/core_vs_transformers.py

@@ -32,6 +32,20 @@ class AttentionResult:
     hidden_states: torch.Tensor  # (L+1, T, D): embeddings, then each layer's output
     truncated: bool  # True when the text was cut to the model's limit
     encoded: Encoded  # ids, offsets, word ids, special-token flags
+    model: str = ""  # the Bert's name, for the repr
+
+    def __repr__(self):
+        """Short: the model, the tokens (first six and last two of a long text) and the
+        shapes, not 35 KB of tensors."""
+        toks = " ".join(map(repr, self.tokens))
+        if len(self.tokens) > 10:
+            toks = (" ".join(map(repr, self.tokens[:6])) + " ... "
+                    + " ".join(map(repr, self.tokens[-2:])))
+        return (f"AttentionResult(model={self.model!r}, T={len(self.tokens)}"
+                f"{' (truncated)' if self.truncated else ''}, tokens={toks}, "
+                f"attentions {tuple(self.attentions.shape)}, summed head "
+                f"{tuple(self.single_head.shape)}, hidden_states "
+                f"{tuple(self.hidden_states.shape)})")
 
     @property
     def special(self) -> list:
@@ -112,14 +126,53 @@ class Bert:
                              f"got {tuple(head_mask.shape)}")
         return head_mask
 
-    def attend(self, text: str, text_pair: str | None = None, head_mask=None,
-               max_length: int | None = None) -> AttentionResult:
+    def attend(self, text: str | list, text_pair: str | list | None = None, head_mask=None,
+               max_length: int | None = None, batch_size: int = 16):
         """Run one text (or a sentence pair) and return every head's weights.
 
+        A list of texts (and optionally a list of pairs) runs in padded batches of batch_size
+        and gives a list: one AttentionResult per text, in order, each as attend(text) alone.
         head_mask: (L, H) of 0/1; a 0 switches that head off for this call only.
         max_length: cut the text to this many tokens (at most the model's limit).
         """
+        if isinstance(text, (list, tuple)):
+            pairs = [None] * len(text) if text_pair is None else list(text_pair)
+            if len(pairs) != len(text):
+                raise ValueError(f"{len(text)} texts but {len(pairs)} text pairs")
+            encs = [self.encode(t, p, max_length) for t, p in zip(text, pairs)]
+            step = max(1, int(batch_size))
+            return [r for i in range(0, len(encs), step)
+                    for r in self.attend_batch(encs[i:i + step], head_mask)]
         return self.attend_encoded(self.encode(text, text_pair, max_length), head_mask)
+
+    @torch.no_grad()
+    def attend_batch(self, encs: list, head_mask=None) -> list:
+        """attend_encoded() on several Encoded at once, padded to the longest: one result per
+        Encoded with its own T (the padding cut away; padded keys get no weight)."""
+        if not encs:
+            return []
+        head_mask = self.check_head_mask(head_mask)
+        B, T = len(encs), max(len(e.tokens) for e in encs)
+        ids = torch.full((B, T), self.tokenizer.pad_token_id or 0, dtype=torch.long)  # (B, T)
+        types = torch.zeros((B, T), dtype=torch.long)  # (B, T)
+        mask = torch.zeros((B, T), dtype=torch.long)  # (B, T) 1 = a real token
+        for b, e in enumerate(encs):
+            n = len(e.tokens)
+            ids[b, :n], types[b, :n], mask[b, :n] = e.input_ids, e.token_type_ids, 1
+        out = self.model(ids, attention_mask=mask, token_type_ids=types, head_mask=head_mask)
+        att = torch.stack(out.attentions)  # (L, B, H, T, T)
+        single = self.model.single_heads(out.hidden_states, mask)  # (L, B, T, T)
+        hidden = torch.stack(out.hidden_states)  # (L+1, B, T, D)
+        return [self._result(e, att[:, b, :, :len(e.tokens), :len(e.tokens)].clone(),
+                             single[:, b, :len(e.tokens), :len(e.tokens)].clone(),
+                             hidden[:, b, :len(e.tokens)].clone())
+                for b, e in enumerate(encs)]
+
+    def _result(self, enc: Encoded, attentions, single_head, hidden_states) -> AttentionResult:
+        return AttentionResult(text=enc.source.text, text_pair=enc.source.pair,
+                               tokens=enc.tokens, attentions=attentions, single_head=single_head,
+                               hidden_states=hidden_states, truncated=enc.truncated, encoded=enc,
+                               model=self.name)
 
     @torch.no_grad()  # not inference_mode: callers may edit the returned tensors
     def attend_encoded(self, enc: Encoded, head_mask=None) -> AttentionResult:
@@ -128,16 +181,16 @@ class Bert:
         ids = enc.input_ids[None]  # (1, T)
         out = self.model(ids, token_type_ids=enc.token_type_ids[None], head_mask=head_mask)
         single = self.model.single_heads(out.hidden_states)  # (L, 1, T, T)
-        return AttentionResult(
-            text=enc.source.text,
-            text_pair=enc.source.pair,
-            tokens=enc.tokens,
-            attentions=torch.stack(out.attentions)[:, 0],  # (L, H, T, T)
-            single_head=single[:, 0],  # (L, T, T)
-            hidden_states=torch.stack(out.hidden_states)[:, 0],  # (L+1, T, D)
-            truncated=enc.truncated,
-            encoded=enc,
-        )
+        return self._result(enc, torch.stack(out.attentions)[:, 0],  # (L, H, T, T)
+                            single[:, 0],  # (L, T, T)
+                            torch.stack(out.hidden_states)[:, 0])  # (L+1, T, D)
+
+    def activations(self, res):
+        """Every head's q, k, v, its output z and its share of the layer's output, and the
+        hidden states, of an AttentionResult (or a text, attended first): mha_core.activations.
+        """
+        from .activations import activations
+        return activations(self, res if isinstance(res, AttentionResult) else self.attend(res))
 
     def require_mlm_head(self):
         """Raise ValueError, saying what is needed, when there is no masked-LM head."""

@@ -1,0 +1,150 @@
+"""`pip install` of the built wheel into a fresh virtual environment outside the repository:
+`headscope --help`, `import headscope` with no checkout on sys.path, and `headscope run` started
+from another directory draws the Explorer in chromium.
+
+Slow: the build takes ~2 s, the install ~1-2 min (torch from the machine's local wheel, the rest
+from pip's cache), the app's start and first draw ~20 s (tests/README: docs/testing.md).
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from testkit.browser import windowed
+from testkit.proxy import NGINX, read_state, stop_proxy
+from testkit.server import ROOT, free_port, wait_healthy
+from tests.conftest import require
+
+# One test, not three: pytest-xdist would build and install the wheel once per worker.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+
+
+
+def source_copy(dest: Path) -> Path:
+    """The checkout's files as git sees them (tracked and new, not ignored): the build writes
+    build/ and *.egg-info into its source folder, which must not be the repository."""
+    names = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT,
+                           check=True, capture_output=True).stdout.decode().split("\0")
+    for name in filter(None, names):
+        src = ROOT / name
+        if src.is_file():
+            (dest / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dest / name)
+    return dest
+
+
+def install(tmp: Path) -> Path:
+    """A fresh venv in tmp holding the wheel built from a copy of the checkout."""
+    src = source_copy(tmp / "src")
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(tmp / "dist"), str(src)], check=True)
+    built = time.perf_counter() - t0
+    wheel, = (tmp / "dist").glob("headscope-*.whl")
+    venv = tmp / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    t0 = time.perf_counter()
+    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)],
+                   check=True, cwd=tmp)
+    print(f"wheel built in {built:.1f} s, installed in {time.perf_counter() - t0:.1f} s")
+    return venv
+
+
+def clean_env(**extra) -> dict:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    return {**env, "HF_HUB_OFFLINE": "1", **extra}
+
+
+def test_the_installed_wheel(tmp_path, page):
+    installed = install(tmp_path)
+    help_lists_the_commands(installed, tmp_path)
+    imports_with_no_repository_on_sys_path(installed, tmp_path)
+    headscope_run_draws_the_explorer(installed, tmp_path, page)
+    headscope_serve_answers_through_nginx(installed, tmp_path)
+
+
+def help_lists_the_commands(installed, tmp_path):
+    out = subprocess.run([str(installed / "bin" / "headscope"), "--help"], cwd=tmp_path,
+                         capture_output=True, text=True, env=clean_env())
+    assert out.returncode == 0, out.stderr
+    for command in ("run", "serve", "syntax", "export"):
+        assert f"\n  {command} " in out.stdout
+
+
+def imports_with_no_repository_on_sys_path(installed, tmp_path):
+    code = (
+        "import sys, headscope, mha_core, ui.attention.component as c\n"
+        f"root = {str(ROOT)!r}\n"
+        "assert not any(p.startswith(root) for p in sys.path), sys.path\n"
+        "for m in (headscope, mha_core, c):\n"
+        "    assert m.__file__.startswith(sys.prefix), m.__file__\n"
+        "assert headscope.load_bert is mha_core.load_bert\n"
+        "res = headscope.load_bert().attend('The cat sat.')\n"
+        "print(' '.join(res.tokens), tuple(res.attentions.shape))\n")
+    out = subprocess.run([str(installed / "bin" / "python"), "-c", code], cwd=tmp_path,
+                         capture_output=True, text=True, env=clean_env())
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["[CLS]", "the", "cat", "sat", ".", "[SEP]", "(6,", "12,", "6,",
+                                  "6)"]
+
+
+def headscope_run_draws_the_explorer(installed, tmp_path, page):
+    import mha_core
+    from ui.models import DEFAULT_TEXT
+
+    tokens = mha_core.load_bert().attend(DEFAULT_TEXT).tokens
+    port = free_port()
+    log_path = tmp_path / "run.log"
+    with open(log_path, "w") as log:
+        proc = subprocess.Popen(
+            [str(installed / "bin" / "headscope"), "run", "--server.port", str(port),
+             "--server.address", "127.0.0.1"],
+            cwd=tmp_path, env=clean_env(), stdout=log, stderr=subprocess.STDOUT)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        wait_healthy(url, proc, 120, log_path)
+        page.goto(url)
+        page.wait_for_function(
+            "([sel, tokens]) => { const h = document.querySelector(sel);"
+            " return !!h && h.dataset.drawn === tokens.join(' '); }",
+            arg=[".st-key-ex_grid [data-drawn]", windowed(tokens)], polling="raf",
+            timeout=120_000)
+        assert page.locator('[data-testid="stException"]').count() == 0
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+def headscope_serve_answers_through_nginx(installed, tmp_path):
+    """`headscope serve` from the wheel: deploy/serve_many.py and its nginx template came
+    along, and its worker is headscope/worker.py (the launcher writes serve.json once nginx
+    answers, after every worker answered /_stcore/health)."""
+    require(NGINX is not None, "nginx is not installed (apt-get install nginx; .ci/run does)")
+    run_dir = tmp_path / "serve"
+    with open(tmp_path / "serve.log", "w") as log:
+        proc = subprocess.Popen(
+            [str(installed / "bin" / "headscope"), "serve", "--workers", "1", "--port",
+             str(free_port()), "--address", "127.0.0.1", "--run-dir", str(run_dir),
+             "--nginx", NGINX], cwd=tmp_path, env=clean_env(), stdout=log,
+            stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 300
+        while not (run_dir / "serve.json").exists():
+            assert proc.poll() is None and time.monotonic() < deadline, \
+                (tmp_path / "serve.log").read_text()[-3000:]
+            time.sleep(0.2)
+        state = read_state(run_dir)
+        with urllib.request.urlopen(state["url"] + "/_stcore/health", timeout=10) as r:
+            assert r.read().strip() == b"ok"
+            assert r.headers["X-Headscope-Upstream"] == f"127.0.0.1:{state['workers'][0]['port']}"
+    finally:
+        assert stop_proxy(proc) == 0

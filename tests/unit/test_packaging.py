@@ -1,0 +1,99 @@
+"""The package around the app: one list of dependencies (pyproject.toml), the `headscope`
+command, a lazy `import headscope`, and a wheel that carries every file the app reads.
+(tests/browser/test_installed_wheel.py installs that wheel and runs it.)"""
+
+import subprocess
+import sys
+import zipfile
+
+import pytest
+
+from headscope import cli
+from testkit.requirements import ROOT, expected
+
+
+def test_requirements_files_are_generated_from_pyproject():
+    for name, text in expected().items():
+        assert (ROOT / name).read_text(encoding="utf-8") == text, (
+            f"{name} differs from pyproject.toml: put the dependency in pyproject.toml's "
+            "[project] and run `make requirements`")
+
+
+def test_the_installed_streamlit_config_is_the_apps():
+    # Streamlit reads .streamlit/ from the current directory only: an installed headscope
+    # passes the copy's settings as flags, so the copy must say what the checkout's says
+    assert (ROOT / "headscope" / "streamlit.toml").read_text() == \
+        (ROOT / ".streamlit" / "config.toml").read_text()
+    assert "--server.fileWatcherType=none" in cli.config_flags()
+    assert "--runner.postScriptGC=false" in cli.config_flags()
+
+
+def run_cli(*args, code=None, timeout=60):
+    cmd = [sys.executable, "-c", code] if code else [sys.executable, "-m", "headscope", *args]
+    return subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+
+
+def test_import_headscope_loads_neither_torch_nor_streamlit():
+    out = run_cli(code="import sys, headscope; "
+                       "print(sorted({'torch', 'streamlit', 'mha_core'} & set(sys.modules)))")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
+
+
+def test_load_bert_is_re_exported():
+    import headscope
+    import mha_core
+    assert headscope.load_bert is mha_core.load_bert
+    assert headscope.AttentionResult is mha_core.AttentionResult
+    with pytest.raises(AttributeError):
+        headscope.no_such_thing  # noqa: B018
+
+
+def test_help_and_a_wrong_command():
+    out = run_cli("--help")
+    assert out.returncode == 0
+    assert [line.split()[0] for line in out.stdout.splitlines() if line.startswith("  ")
+            and line.split()[0] in cli.COMMANDS] == ["run", "serve", "syntax", "export"]
+    out = run_cli("nonsense")
+    assert out.returncode == 2 and "invalid choice: 'nonsense'" in out.stderr
+    assert "Traceback" not in out.stderr
+    out = run_cli()
+    assert out.returncode == 2 and "commands:" in out.stderr
+
+
+def test_export_without_its_module_says_how_to_get_it(monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "headscope.export", None)  # as if it failed to import
+    assert cli.main(["export", "out.html"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("headscope export") and "Traceback" not in err
+
+
+@pytest.mark.slow  # loads the model and scores the sample treebank: ~5-12 s
+def test_syntax_runs_mha_core_syntax(tmp_path):
+    out = run_cli("syntax", str(ROOT / "mha_core" / "data" / "headscope-sample.conllu"),
+                  "--min-arcs", "1", "--json", str(tmp_path / "s.json"), timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert "sentences scored" in out.stdout and (tmp_path / "s.json").stat().st_size > 0
+
+
+def test_the_wheel_carries_every_file_the_app_reads(tmp_path):
+    names = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT,
+                           check=True, capture_output=True, text=True).stdout.split()
+    wanted = {n for n in names if n.split("/")[0] in ("headscope", "mha_core", "ui", "pages")
+              and (ROOT / n).is_file()}
+    wanted |= {"app.py", "docs/teaching.md", "deploy/serve_many.py",
+               "deploy/nginx/headscope.conf.template"}
+    src = tmp_path / "src"
+    for name in {*wanted, "pyproject.toml", "README.md"}:
+        (src / name).parent.mkdir(parents=True, exist_ok=True)
+        (src / name).write_bytes((ROOT / name).read_bytes())
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                    "-q", "-w", str(tmp_path / "dist"), str(src)], check=True,
+                   capture_output=True)
+    wheel, = (tmp_path / "dist").glob("headscope-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        inside = {n for n in z.namelist() if ".dist-info/" not in n}
+        entry_points = z.read(next(n for n in z.namelist()
+                                   if n.endswith("entry_points.txt"))).decode()
+    assert wanted <= inside, sorted(wanted - inside)
+    assert "headscope = headscope.cli:main" in entry_points
