@@ -3,9 +3,11 @@
 A server's cores are shared by its sessions (each script run is a thread) and by the other
 workers behind the proxy, so an operation split over two intra-op threads gains nothing and,
 on a busy machine, loses a lot: OpenMP's threads spin waiting for a core another process holds.
-Measured on this 2-core machine at load average 20-30 (docs/capacity.md): one forward pass of
-a 14-token sentence took 72-116 ms with 1 thread and 732-2684 ms with torch's default of 2.
-The setting is process-wide (every script-run thread sees it) and set once."""
+Measured on this 2-core machine (docs/capacity.md), the Explorer served with two torch threads
+used 5.2x the CPU per action of one thread (load 15); a plain process's forward pass took 1457
+against 122 ms (load 21). The served app on main already behaved like one thread: this pins it,
+whatever OMP_NUM_THREADS or a torch build's default says. The setting is process-wide (every
+script-run thread sees it) and set once."""
 
 import os
 

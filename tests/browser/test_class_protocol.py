@@ -1,8 +1,8 @@
 """The protocol client of bench/class_protocol.py against a real app server: a handful of
 students at once, each action ending with script_finished, and the values each student sent
 reaching the app (the tokens the app drew are transformers' tokens of the sentence that student
-typed; the layer it moved to is the layer drawn; the Head lab counts the head it switched
-off). No browser: a server process and websockets."""
+typed; the layer it moved to is the layer drawn; in the Head lab, one student's head
+switched off is counted). No browser: a server process and websockets."""
 
 import asyncio
 from urllib.parse import urlencode
@@ -44,9 +44,9 @@ async def one_student(url, i, tokenizer):
         runs.append(await s.rerun({"ex_layer": slider_value(layer)}))
         grid = runs[-1].components["ex_grid"]
         assert grid["tag"] == f"layer {layer}" and grid["tokens"] == expected  # text kept
-        runs.append(await s.rerun(page="head_lab"))
-        head = f"L{i + 1} H{i + 2}"
-        runs.append(await s.rerun({"hl_heads": multiselect_value([head])}))
+        if i == 0:  # one student: the Head lab ranks every head of a new sentence (146 passes)
+            runs.append(await s.rerun(page="head_lab"))
+            runs.append(await s.rerun({"hl_heads": multiselect_value(["L2 H3"])}))
     finally:
         await s.close()
     return runs
@@ -57,11 +57,13 @@ def test_students_reach_the_app(app_url, tokenizer):
         return await asyncio.gather(*(one_student(app_url, i, tokenizer)
                                       for i in range(len(SENTENCES))))
 
-    for runs in asyncio.run(everyone()):
-        assert len(runs) == 5
+    everyone_runs = asyncio.run(everyone())
+    for i, runs in enumerate(everyone_runs):
+        assert len(runs) == (5 if i == 0 else 3)
         for run in runs:
             assert run.error == "" and run.exceptions == []
             assert run.status == 0  # script_finished: finished (not an error, not superseded)
-        assert runs[-2].metrics["Heads switched off"] == "0 of 72"
-        assert runs[-1].metrics["Heads switched off"] == "1 of 72"  # the head it chose
+    head_lab = everyone_runs[0]
+    assert head_lab[-2].metrics["Heads switched off"] == "0 of 72"
+    assert head_lab[-1].metrics["Heads switched off"] == "1 of 72"  # the head it chose
 
