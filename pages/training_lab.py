@@ -186,7 +186,7 @@ heads, each relation gets its own softmax, and the task is solved in a few hundr
              width="stretch", key="tl_exp2_div")
 
 st.subheader("On the real model: is one head enough?")  # issue 24, ui/one_head.py
-one_head.section(models.BUNDLED, key="tl")
+one_head.section(models.BUNDLED, key="tl_one_head")
 
 # --- experiment 2: symmetry --------------------------------------------------------------------
 st.subheader("Experiment 2 · Why don't the heads learn the same thing? (symmetry)")

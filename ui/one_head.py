@@ -62,6 +62,6 @@ def section(name: str, key: str, side_by_side: bool = True):
                 f"{w['best_original_heads']['cosine']:.2f} with the intact model's; the "
                 f"best-fit single head in every layer, {w['best_fit_single_heads']['cosine']:.2f}.")
     c1, c2 = st.columns(2) if side_by_side else (st, st)
-    plot(c1, figures.one_head_bars(result), width="stretch", key=f"{key}_one_head_bars")
-    plot(c2, figures.heads_curve(result), width="stretch", key=f"{key}_one_head_curve")
+    plot(c1, figures.one_head_bars(result), width="stretch", key=f"{key}_bars")
+    plot(c2, figures.heads_curve(result), width="stretch", key=f"{key}_curve")
     st.caption(how(result) + " R² below 0: worse than writing the mean vector for every token.")

@@ -20,7 +20,12 @@ def maps(*shape, seed=0):
     return x / x.sum(-1, keepdims=True)
 
 
+ONE_HEAD = {"heads": 4, "layers": [{"layer": 1, "summed": -1.5, "best_head_r2": 0.1,
+                                    "fitted": {"1": 0.3, "2": 0.5, "H": 1.0},
+                                    "fitted_fresh_H": 0.4}]}
 BUILDERS = {
+    "one_head_bars": lambda: figures.one_head_bars(ONE_HEAD),
+    "one_head_curve": lambda: figures.heads_curve(ONE_HEAD),
     "heatmap": lambda: figures.heatmap(maps(6, 6), LABELS, title="t"),
     "heatmap_long": lambda: figures.heatmap(maps(60, 60), [f"w{i}" for i in range(60)]),
     "focus_grid": lambda: figures.focus_grid(np.arange(12).reshape(2, 6) % 6,

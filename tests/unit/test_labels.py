@@ -35,6 +35,10 @@ def maps(*shape):
 T = ["[CLS]", NASTY, "with", NASTY + "2", "[SEP]"]
 SPECIAL = [True, False, False, False, True]
 N = len(T)
+# mha_core.one_head's results (numbers only: these two figures draw no text of the user's)
+ONE_HEAD = {"heads": 4, "layers": [{"layer": 1, "summed": -0.5, "best_head_r2": 0.1,
+                                    "fitted": {"1": 0.3, "2": 0.5, "H": 1.0},
+                                    "fitted_fresh_H": 0.4}]}
 # Every builder, with NASTY in every text it is given (tokens, titles, names, labels)
 CALLS = {
     figures.heatmap: lambda: figures.heatmap(maps(N, N), T, title=NASTY),
@@ -87,6 +91,8 @@ CALLS = {
         np.zeros((4, 2)), [NASTY, "cat"], [0, 0], [0, 1], [NASTY], title=NASTY),
     figures.token_attention_figure: lambda: figures.token_attention_figure(
         np.full(N, 1 / N), T, 1, "query", title=NASTY),
+    figures.one_head_bars: lambda: figures.one_head_bars(ONE_HEAD),
+    figures.heads_curve: lambda: figures.heads_curve(ONE_HEAD),
 }
 
 
@@ -118,5 +124,6 @@ def test_every_builder_draws_user_text_literally(builder):
         assert "<script" not in s and "\u200b\u200b" not in s, s
     if builder not in (figures.importance_figure, figures.map_change_figure,
                        figures.diff_grid_figure, figures.pruning_curve_figure,
-                       figures.mask_change_figure):  # these draw no text of the user's
+                       figures.mask_change_figure, figures.one_head_bars,
+                       figures.heads_curve):  # these draw no text of the user's
         assert any(SEEN in s or "&amp;amp;" in s for s in every), builder.__name__
