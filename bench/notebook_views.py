@@ -39,7 +39,9 @@ SETUP = """import numpy as np, torch
 import bertviz, headscope.widgets  # imported here: the views' cells time the views alone
 d = np.load({path!r})
 att = tuple(torch.from_numpy(a)[None] for a in d["attentions"])  # L x (1, H, T, T)
-tokens = [str(t) for t in d["tokens"]]"""
+tokens = [str(t) for t in d["tokens"]]
+from IPython.display import HTML, display  # bertviz's require.js, loaded once before its views
+display(HTML('<script src="https://cdnjs.cloudflare.com/ajax/libs/require.js/2.3.6/require.min.js"></script>'))"""
 VIEWS = {  # name -> (cell, the page's test for "the k-th such view is drawn")
     "headscope head_view": ("from headscope.widgets import head_view\nhead_view(att, tokens)",
                             "document.querySelectorAll('div.hs-host[data-drawn]').length >= k"),
@@ -93,6 +95,9 @@ def run_size(browser, root: Path, n: int, names, cdn: Path, timeout_s: float):
         page.wait_for_function("() => /\\[1\\]/.test(document.querySelector("
                                "'.jp-Notebook .jp-Cell .jp-InputPrompt').textContent)",
                                timeout=120_000)
+        # bertviz writes its script tag and runs its code in one output: without require.js
+        # already there it fails ("require is not defined") whenever the script loads late
+        page.wait_for_function("() => typeof window.require === 'function'", timeout=60_000)
         seen = {}
         for i, name in enumerate(names):
             kind = VIEWS[name][1]
