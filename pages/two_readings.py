@@ -155,12 +155,16 @@ st.caption("Difference (total variation) between where the focus word's attentio
 # where the focus word looks in each sentence: the top word of every head
 left, right = st.columns(2)
 tops = {}  # side -> (L, H): the word each head's focus row weighs most
+colour_of = {}  # one colour per word across both sentences: "man" is one colour in A and B
+for w, s in zip([*la, *lb], [*view["a"]["special"], *view["b"]["special"]]):
+    if not s:
+        colour_of.setdefault(w.lower(), len(colour_of))
 for col, side, g in ((left, "A", ga), (right, "B", gb)):
     v = view[side.lower()]
     top, weight, _ = views.focus_targets(v["maps"], g)  # (L, H) each
     tops[side] = top.numpy().ravel()  # (L*H,)
     plot(col, fg.focus_grid(top.numpy(), weight.numpy(), v["labels"], v["special"],
-                            v["labels"][g], title=f"Sentence {side}"),
+                            v["labels"][g], title=f"Sentence {side}", words=colour_of),
          key=f"tr_focus_{side}", config={"displayModeBar": False})
 
 st.selectbox("Head (or click a cell of the grid)", names, key="tr_head")

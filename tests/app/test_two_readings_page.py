@@ -159,3 +159,21 @@ def test_odd_sentences(bundled):
     at.text_input(key="tr_b").input("with\x00 ראיתי").run()
     assert not at.exception
     assert grid(at).shape == (6, 12)
+
+
+def test_a_word_keeps_its_colour_in_both_readings(bundled):
+    at = open_app("two_readings", a="The astronomer saw the man with a telescope.",
+                  b="The man saw the astronomer with a telescope.", focus="with")
+    colour = {}
+    for side in ("A", "B"):
+        fig = chart(at, f"tr_focus_{side}")["data"][0]
+        scale = [c for _, c in fig["colorscale"]][::2]  # one colour per distinct top key
+        tops = {t for row in fig["text"] for t in row}
+        assert len(scale) == len(tops)
+        z = array(fig["z"])
+        for row_t, row_z in zip(fig["text"], z):
+            for t, k in zip(row_t, row_z):
+                colour.setdefault(t, set()).add(scale[int(k)])
+    for word in ("man", "astronomer", "saw"):
+        if word in colour:
+            assert len(colour[word]) == 1, (word, colour[word])  # the same in A and in B
