@@ -9,6 +9,7 @@ from mha_core.heads import HeadId, head_names
 from ui import figures as fg
 from ui import guards, link, models, sidebar, style
 from ui.guards import md_text
+from ui.layers import default_layer
 from ui.models import shape
 from ui.page import Page
 from ui.presentation import plot, presenting, tucked
@@ -125,9 +126,9 @@ names = head_names(L, H)
 if linked_head is not None and linked_head not in names:
     st.warning(f"The link's head is not in this model ({shape(L, H)}); showing the head that "
                "changes most.", icon=style.ICON_LINK)
-if ss.get("tr_head") not in names:
-    best = int(np.argmax(diff))
-    ss["tr_head"] = names[best]
+if ss.get("tr_head") not in names:  # the head that changes most in the Explorer's layer
+    layer0 = default_layer(name)
+    ss["tr_head"] = str(HeadId(layer0, int(np.argmax(diff[layer0]))))
 shown = HeadId.parse(ss["tr_head"])
 layer, head = shown.layer, shown.head
 link.write_query_params(a=a, b=b, focus=focus, head=ss["tr_head"],
@@ -142,7 +143,7 @@ if shared_only:
     st.caption("Left out, found in one sentence only: " + left_out + ". Each sentence's shares "
                "are renormalised over the words both have." if left_out else
                "Both sentences have the same words: nothing is left out.")
-st.caption("Difference = total variation between where the focus word's attention goes in A and "
+st.caption("Difference (total variation) between where the focus word's attention goes in A and "
            "in B, with targets matched by word: ½ Σ over words |share in A − share in B|. "
            "Words are merged from subword pieces (Clark et al. 2019: sum the attention to a "
            "word's pieces, average it from them) and compared case-insensitively, so the "
@@ -154,12 +155,16 @@ st.caption("Difference = total variation between where the focus word's attentio
 # where the focus word looks in each sentence: the top word of every head
 left, right = st.columns(2)
 tops = {}  # side -> (L, H): the word each head's focus row weighs most
+colour_of = {}  # one colour per word across both sentences: "man" is one colour in A and B
+for w, s in zip([*la, *lb], [*view["a"]["special"], *view["b"]["special"]]):
+    if not s:
+        colour_of.setdefault(w.lower(), len(colour_of))
 for col, side, g in ((left, "A", ga), (right, "B", gb)):
     v = view[side.lower()]
     top, weight, _ = views.focus_targets(v["maps"], g)  # (L, H) each
     tops[side] = top.numpy().ravel()  # (L*H,)
     plot(col, fg.focus_grid(top.numpy(), weight.numpy(), v["labels"], v["special"],
-                            v["labels"][g], title=f"Sentence {side}"),
+                            v["labels"][g], title=f"Sentence {side}", words=colour_of),
          key=f"tr_focus_{side}", config={"displayModeBar": False})
 
 st.selectbox("Head (or click a cell of the grid)", names, key="tr_head")

@@ -102,7 +102,7 @@ def language_notes(facts: dict, what: str = "This text"):
                      "below are of single letters.")
     elif split >= 2 and split / n >= SPLIT_SHARE:
         shown = ", ".join(f"“{md_text(visible(''.join(p.removeprefix('##') for p in w)))}” as "
-                          f"`{md_text(visible(' '.join(w)))}`" for w in facts["split_examples"])
+                          f"`{code_text(' '.join(w))}`" for w in facts["split_examples"])
         parts.append(f"{split} of {n} words in {where} are cut into pieces ({shown}): words the "
                      "model saw rarely or never, so the maps below are of those pieces.")
     if parts:
@@ -157,6 +157,12 @@ def computed_or_stop(fn, *args):
     if out is None:
         st.stop()
     return out
+
+
+def code_text(s: str) -> str:
+    """User text placed inside a markdown code span (`...`), shown literally: escapes are not
+    read there, so the one character that could end the span becomes a quote."""
+    return visible(s).replace("`", "'")
 
 
 def md_text(s: str) -> str:

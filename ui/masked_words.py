@@ -187,7 +187,7 @@ def difference_grid(name, text, pair, res, m, position: int, shown: HeadId, chos
     T = diff.shape[-1]
     lo = min(max(position - WINDOW // 2, 0), max(T - WINDOW, 0))
     w = slice(lo, min(T, lo + WINDOW))
-    titles = [f"head {h + 1} · TV {m['change'][layer, h]:.2f}" for h in range(H)]
+    titles = [f"head {h + 1} · moved {m['change'][layer, h]:.2f}" for h in range(H)]
     st.markdown(f"**Layer {layer + 1}: how every head's attention changed** (masked − "
                 f"original; blue: less attention once “{guards.md_text(visible(m['token']))}” "
                 "is masked, red: more)")

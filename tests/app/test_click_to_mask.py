@@ -82,7 +82,7 @@ def test_a_click_on_a_word_label_masks_its_first_piece(offered_mlm, mlm, hf_mlm)
     assert d["range"] == [-1.0, 1.0] and d["colorscale"] == style.DIVERGING
     assert d["legend"] == "masked − original" and d["heads"] == H and d["selected"] == head
     assert d["tokens"] == mlm.encode(A, B).tokens
-    assert [t.split("TV ")[1] for t in d["titles"]] == [f"{x:.2f}" for x in tv[layer]]
+    assert [t.split("moved ")[1] for t in d["titles"]] == [f"{x:.2f}" for x in tv[layer]]
 
 
 def test_a_click_on_a_head_of_the_difference_grid_compares_it(offered_mlm, mlm, hf_mlm):

@@ -10,7 +10,8 @@ from testkit.apptest import PAGES, _walk, go_to, open_app, survives
 from testkit.server import ROOT
 from ui.link import FRAME_PARAMS
 
-FRAME_KEYS = {"model", "text", "pair", "preset", "present_toggle", "present_leave"}
+FRAME_KEYS = {"model", "text", "pair", "preset", "present_toggle", "present_leave",
+              "start_card", "start_close"}  # the frame's start card (ui/start_card.py)
 
 
 def declaration(page: str) -> dict:

@@ -14,14 +14,23 @@ def grid(at) -> np.ndarray:
     return array(chart(at, "tr_grid")["data"][0]["z"])
 
 
+def test_the_guides_link_opens_on_the_guides_head(bundled):
+    """docs/teaching.md's Two readings link names no head: the page opens on L2 H10, the head
+    the guide discusses, and names its statistic in words."""
+    at = open_app("two_readings", a="The astronomer saw the man with a telescope.",
+                  b="The man saw the astronomer with a telescope.", focus="with")
+    assert at.selectbox(key="tr_head").value == "L2 H10"
+    assert chart(at, "tr_grid")["data"][0]["colorbar"]["title"]["text"] == "total variation"
+
+
 def test_difference_grid_is_layers_by_heads(bundled):
     at = run_page()
     assert not at.exception
     assert at.text_input(key="tr_a").value == "I saw the man with a telescope."
-    # the head shown first is the one that changes most
+    # the head shown first is the one that changes most in the Explorer's layer (layer 2)
     diff = grid(at)
-    layer, head = np.unravel_index(np.argmax(diff), diff.shape)
-    assert at.selectbox(key="tr_head").value == f"L{layer + 1} H{head + 1}"
+    head = int(np.argmax(diff[1]))
+    assert at.selectbox(key="tr_head").value == f"L2 H{head + 1}"
     at.toggle(key="tr_shared").set_value(False).run()  # every word counts
     diff = grid(at)
     assert diff.shape == (6, 12)
@@ -150,3 +159,21 @@ def test_odd_sentences(bundled):
     at.text_input(key="tr_b").input("with\x00 ראיתי").run()
     assert not at.exception
     assert grid(at).shape == (6, 12)
+
+
+def test_a_word_keeps_its_colour_in_both_readings(bundled):
+    at = open_app("two_readings", a="The astronomer saw the man with a telescope.",
+                  b="The man saw the astronomer with a telescope.", focus="with")
+    colour = {}
+    for side in ("A", "B"):
+        fig = chart(at, f"tr_focus_{side}")["data"][0]
+        scale = [c for _, c in fig["colorscale"]][::2]  # one colour per distinct top key
+        tops = {t for row in fig["text"] for t in row}
+        assert len(scale) == len(tops)
+        z = array(fig["z"])
+        for row_t, row_z in zip(fig["text"], z):
+            for t, k in zip(row_t, row_z):
+                colour.setdefault(t, set()).add(scale[int(k)])
+    for word in ("man", "astronomer", "saw"):
+        if word in colour:
+            assert len(colour[word]) == 1, (word, colour[word])  # the same in A and in B

@@ -14,10 +14,12 @@ from ..style import FONT, OTHER_COLOR, PALETTE, SPECIAL_COLOR, SPECIAL_COLORS
 from .base import centred_title, figure
 
 
-def token_colors(labels, special) -> list:
+def token_colors(labels, special, words: dict | None = None) -> list:
     """One colour per token, shared by focus grid and bars: the same word (any case) gets the
-    same colour wherever it occurs; [CLS] and [SEP] get two distinct greys."""
-    words = {}  # word -> its colour index, in order of first occurrence
+    same colour wherever it occurs; [CLS] and [SEP] get two distinct greys. words: a colour
+    index per lower-cased word shared by several figures (two sentences: a word keeps its
+    colour in both); words it lacks are added in order of first occurrence."""
+    words = dict(words or {})  # word -> its colour index, in order of first occurrence
     out = []
     for t, s in zip(labels, special):
         if s:
@@ -27,17 +29,18 @@ def token_colors(labels, special) -> list:
     return out
 
 
-def focus_grid(top, weight, labels, special, focus_label, height=None, title=None):
+def focus_grid(top, weight, labels, special, focus_label, height=None, title=None,
+               words: dict | None = None):
     """Where one query token attends in every head of every layer: an (L, H) grid whose cell is
     coloured by the top key (the argmax of that head's row) and labelled with it. Rows and
     columns are labelled L1.., H1.. (numbered from 1).
-    top: (L, H) key indices; weight: (L, H) the weight on that key."""
+    top: (L, H) key indices; weight: (L, H) the weight on that key; words: see token_colors."""
     top, weight = np.asarray(top), np.asarray(weight, dtype=np.float32)
     L, H = top.shape
     keys = sorted(set(top.ravel().tolist()))  # the distinct targets, in sentence order
     k_of = {t: k for k, t in enumerate(keys)}
     z = np.vectorize(k_of.get)(top).astype(np.float32)  # (L, H) colour index
-    colors = token_colors(labels, special)
+    colors = token_colors(labels, special, words)
     n = len(keys)
     scale = []  # a stepwise colour scale: colour k fills [k/n, (k+1)/n]
     for k, t in enumerate(keys):

@@ -52,6 +52,8 @@ def metric_grid_figure(values, short_labels, title, colorbar) -> go.Figure:
     """A metric per head (L, H) with each head's pattern label written in its cell."""
     return _head_grid(values, title, colorbar, text=short_labels)
 
+TV = "total variation"  # the colour bar's title, in words (docs/glossary.md)
+
 
 def importance_figure(importance) -> go.Figure:
     """Michel-style importance per head (L, H): mean 1 - cosine when that head alone is off."""
@@ -68,7 +70,7 @@ def map_change_figure(change, mask) -> go.Figure:
     change = np.where(off, np.nan, np.asarray(change, dtype=np.float64))
     text = np.where(off, "off", np.vectorize(lambda v: f"{v:.2f}")(np.nan_to_num(change)))
     return _head_grid(change, "How much each head's map changed (mean total variation)",
-                      "TV", text=text, zmin=0, zmax=max(0.05, float(np.nanmax(change, initial=0))),
+                      TV, text=text, zmin=0, zmax=max(0.05, float(np.nanmax(change, initial=0))),
                       colorscale="Purples")
 
 
@@ -76,7 +78,7 @@ def diff_grid_figure(diff, selected=None) -> go.Figure:
     """Two readings: the focus word's change per head (L, H), clickable."""
     d = np.asarray(diff)
     return _head_grid(d, "Where the focus word looks: difference between the readings "
-                         "(click a head)", "TV", text=np.vectorize(lambda v: f"{v:.2f}")(d),
+                         "(click a head)", TV, text=np.vectorize(lambda v: f"{v:.2f}")(d),
                       zmin=0, zmax=1, colorscale="Oranges", selected=selected, selectable=True)
 
 
@@ -85,7 +87,7 @@ def mask_change_figure(change, selected=None) -> go.Figure:
     over the rows, 0 = unchanged, 1 = disjoint; clickable."""
     c = np.asarray(change, dtype=np.float64)
     return _head_grid(c, "How far each head's attention moved when the word was masked "
-                         "(click a head)", "TV", text=np.vectorize(lambda v: f"{v:.2f}")(c),
+                         "(click a head)", TV, text=np.vectorize(lambda v: f"{v:.2f}")(c),
                       zmin=0, zmax=max(0.05, float(c.max(initial=0))), colorscale="Purples",
                       selected=selected, selectable=True)
 
