@@ -7,7 +7,7 @@ import streamlit as st
 
 from mha_core import questions as qs
 
-from . import models
+from . import models, one_head
 from .guards import md_text
 from .labels import visible
 from .layers import default_layer
@@ -31,9 +31,13 @@ def close():
     st.session_state[_STATE] = False
 
 
-def best_fit(layer: int):
-    """Issue 24's best-fit single head for this layer (mha_core/data/), None until it ships."""
-    return None
+def best_fit(name: str, layer: int):
+    """The best-fit single head's held-out R² for this layer (0-based) from the results shipped
+    for this model (ui/one_head.py, `python -m mha_core.one_head`); None where none are shipped."""
+    result = one_head.load(name)
+    if result is None:
+        return None
+    return qs.BestFit(layer, result["layers"][layer]["fitted"]["1"])
 
 
 def answers(name: str, text: str) -> list:
@@ -47,11 +51,13 @@ def answers(name: str, text: str) -> list:
     s = qs.split_or_copied(cfg)
     d = qs.heads_differ(res, layer, focus)
     labels = qs.heads_learn(res).most_common(3)
-    one = qs.one_head(res, layer, best_fit(layer))
+    one = qs.one_head(res, layer, best_fit(name, layer))
     cost = qs.attention_cost(cfg, T)
     n_heads = cfg.num_hidden_layers * cfg.num_attention_heads
     learnt = ", ".join(f"{n} {label}" for label, n in labels)
-    fit = (f" The best-fit single head reproduces {one['best_fit'].explained:.0%} of the layer."
+    fit = (f" One head of width {s['d_model']} trained to copy layer {layer + 1} (the **best-fit "
+           f"single head**) reproduces {one['best_fit'].explained:.0%} of what its "
+           f"{s['heads']} heads write, on sentences it never saw."
            if one["best_fit"] else "")
     return [
         ("Is the input split across the heads, or copied to each?",
