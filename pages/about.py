@@ -64,8 +64,8 @@ st.markdown("""
   read one outside the project.
 - **Real browsers.** Browser tests open every page in Debian's chromium.
 
-The figures and the commands that produce them are in the project's README (Performance,
-Correctness).
+The figures and the commands that produce them are in the project's docs/performance.md and
+docs/correctness.md.
 """)
 
 st.subheader("Limits")

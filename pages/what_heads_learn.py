@@ -55,8 +55,8 @@ def chosen_treebank(where=st):
     if choice == tb.SAMPLE:
         note("A **small hand-made sample**: 153 simple English sentences written and annotated "
              "for headscope (Universal Dependencies v2), with both readings of the telescope "
-             "sentence. Enough to watch the method work, too small for firm numbers: the README "
-             "gives the table on UD English-EWT (2,001 sentences).")
+             "sentence. Enough to watch the method work, too small for firm numbers: "
+             "docs/how-it-is-built.md gives the table on UD English-EWT (2,001 sentences).")
     if choice != tb.UPLOAD:
         try:
             return choice, "named:" + choice, tb.read_named(choice)

@@ -1,7 +1,7 @@
 """The model list, the one loaded model per checkpoint (shared by every session and thread:
 nothing may change it) and the cached results computed from it (copied for each caller).
 
-Cache bounds (README, "Deploying"): memory stops growing with the number of distinct
+Cache bounds (docs/deploying.md): memory stops growing with the number of distinct
 sentences. Every st.cache_data cache keeps at most CACHE_ENTRIES results for CACHE_TTL seconds,
 and all of them together at most server.maxCacheDataSize pickled bytes (.streamlit/config.toml;
 the least recently used go first). A whole-model result of a 512-token text is ~87 MB on the
