@@ -286,6 +286,8 @@ st.caption(
     "layer shown is framed and the enlarged head is red; click a cell to open it.")
 
 # --- the enlarged head, with downloads | the focus token's attention, per head --------------
+if models.maps_note(bert):  # DeBERTa's position terms, ModernBERT's local bands
+    st.caption(models.maps_note(bert))
 big, bars = st.columns([2, 3], gap="medium")
 weights = v["heads"][head]  # (G, G): by norm, the row-normalised norms
 by = " · by norm" if by_norm else ""

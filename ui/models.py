@@ -74,6 +74,23 @@ def shared_heads_note(bert) -> str:
             f"switches it off in that layer's run only; its ranking is per run, not per weight.")
 
 
+def maps_note(bert) -> str:
+    """What a family's maps include beyond BERT's q . k: for the Explorer, under its maps."""
+    c = bert.config
+    if c.attention == "disentangled":
+        return ("DeBERTa: each weight also holds two position terms (the query's content against "
+                "the distance i − j, and the distance against the key's content); the summed "
+                "head adds them over the heads too. Rows still sum to 1.")
+    if c.attention == "rotary" and c.local_layers:
+        local = ", ".join(str(i + 1) for i in c.local_layers)
+        many = len(c.local_layers) > 1
+        return (f"ModernBERT: layer{'s' * many} {local} {'are' if many else 'is'} local: each "
+                f"token sees only keys at most "
+                f"{c.local_window} tokens away, so their maps are a band; q and k are rotated "
+                f"by their positions.")
+    return ""
+
+
 @st.cache_resource(max_entries=4, show_spinner=False)  # the sidebar shows the spinner
 def _load(name: str):
     import torch

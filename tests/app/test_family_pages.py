@@ -36,6 +36,8 @@ def test_family_specific_sections(offered, monkeypatch):
     [table] = [d.value for d in at.dataframe if "replaced (probability)" in d.value.columns]
     assert list(table["token"]) == ["the", "cat", "sat", "on", "the", "mat", "."]
     assert ((table["replaced (probability)"] > 0) & (table["replaced (probability)"] < 1)).all()
+    at = open_app("explorer", model="tiny-modernbert", text=text)
+    assert any("layer 2 is local" in c.value for c in at.caption)
     at = open_app("head_lab", model="tiny-albert", text=text)
     assert "layers 1, 3; layers 2, 4; layers 5, 7; layers 6, 8" in messages(at)
     at = open_app("inside_mha", model="tiny-deberta", text=text)
