@@ -19,7 +19,6 @@ bertviz above 128 tokens needs GBs in the renderer (ANCHORS: 6.9 GB for its head
 over 9 GB for its model view): only with --bertviz-400.
 """
 
-import argparse
 import os
 import sys
 import tempfile
@@ -28,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.notebook_views import CDN, WORDS  # noqa: E402
+from bench.notebook_views import CDN, WORDS, bench_args  # noqa: E402
 from testkit.browser import launch  # noqa: E402
 
 DRAWN = {"headscope": "document.querySelector('div.hs-host[data-drawn]')",
@@ -85,15 +84,8 @@ def measure(browser, path: Path, tool: str, cdn: Path, timeout_s: float):
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", type=int, nargs="+", default=[16, 128, 400])
-    ap.add_argument("--cdn", type=Path, default=Path.home() / ".cache/headscope/bertviz-cdn")
-    ap.add_argument("--timeout", type=float, default=120, help="seconds a view may take")
-    ap.add_argument("--bertviz-400", action="store_true", help="bertviz above 128 tokens too")
-    args = ap.parse_args(argv)
-    missing = [f for f in CDN.values() if not (args.cdn / f).is_file()]
-    if missing:
-        print(f"missing in {args.cdn}: {', '.join(missing)} (see notebook_views.py)")
+    args = bench_args(__doc__, argv)
+    if args is None:
         return 2
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from playwright.sync_api import sync_playwright
