@@ -123,8 +123,10 @@ def run_size(browser, root: Path, n: int, names, cdn: Path, timeout_s: float):
     return out, outside
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def bench_args(doc: str, argv=None):
+    """The options both bertviz benchmarks take (this one and plain_views.py); None when
+    bertviz's CDN files are missing from --cdn."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[16, 128, 400])
     ap.add_argument("--cdn", type=Path, default=Path.home() / ".cache/headscope/bertviz-cdn")
     ap.add_argument("--timeout", type=float, default=120, help="seconds a view may take")
@@ -132,7 +134,14 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     missing = [f for f in CDN.values() if not (args.cdn / f).is_file()]
     if missing:
-        print(f"missing in {args.cdn}: {', '.join(missing)} (see this file's docstring)")
+        print(f"missing in {args.cdn}: {', '.join(missing)} (see notebook_views.py's docstring)")
+        return None
+    return args
+
+
+def main(argv=None) -> int:
+    args = bench_args(__doc__, argv)
+    if args is None:
         return 2
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     from playwright.sync_api import sync_playwright

@@ -6,6 +6,7 @@ request that is not file:// or blob: blocked and recorded."""
 import base64
 import json
 import struct
+from xml.sax.saxutils import escape
 
 import pytest
 
@@ -109,6 +110,16 @@ def test_widget_grid_draws_hovers_clicks_and_exports(page, seen, tmp_path):
     assert w >= 2 * fig["screen"][0] and h >= 2 * fig["screen"][1]
     assert fig["caption"] == ["layer 3 · heads, summed head and mean", f"“{TEXT}”",
                               f"model: {seen.model}"]
+    with page.expect_download() as dl:  # the same figure as SVG: caption, titles, labels, scale
+        page.locator("button.hs-btn", has_text="SVG").click()
+    svg = tmp_path / "grid.svg"
+    dl.value.save_as(svg)
+    xml = svg.read_text(encoding="utf-8")
+    for line in fig["caption"]:
+        assert f">{escape(line)}<" in xml
+    assert xml.count("<rect") >= (H + 2) * G * G  # a cell each
+    assert f">{escape(seen.tokens[1])}<" in xml and ">head 1<" in xml and ">summed head<" in xml
+    assert "linearGradient" in xml and ">0.5<" in xml  # the colour scale and its middle
 
 
 def test_widget_head_view_hover_state_and_svg(page, seen, tmp_path):
@@ -129,15 +140,28 @@ def test_widget_head_view_hover_state_and_svg(page, seen, tmp_path):
     page.locator("button.hs-tab", has_text="Model view").click()
     page.wait_for_function("() => document.querySelector('div.hs-host').dataset.view === 'model'")
     assert page.evaluate("window.saved")[-1]["mode"] == "model"  # the view trait, saved
+    # the model view's PNG: 2x, its token labels left (queries) and right (keys) of every layer
+    L, H, G = *seen.att.shape[:2], len(seen.tokens)
+    n = int(host.get_attribute("data-token-labels")) // (2 * L)  # per side and layer (thinned)
+    step = -(-G // n)
+    assert n == len(range(0, G, step)) and step <= 2
+    with page.expect_download() as dl:
+        page.locator("button.hs-btn", has_text="PNG").click()
+    png = tmp_path / "model.png"
+    dl.value.save_as(png)
+    fig = json.loads(host.get_attribute("data-figure"))
+    assert _png_size(png) == (fig["width"], fig["height"]) and fig["width"] >= 2 * fig["screen"][0]
+    assert fig["legend"] == list(range(1, H + 1))
     with page.expect_download() as dl:
         page.locator("button.hs-btn", has_text="SVG").click()
     svg = tmp_path / "model.svg"
     dl.value.save_as(svg)
     xml = svg.read_text(encoding="utf-8")
-    L, H = seen.att.shape[:2]
     assert f">model view · {L} layers × {H} heads<" in xml
     assert f">L{L}<" in xml and f">H{H}<" in xml and f">head {H}<" in xml  # labels, legend
     assert xml.count("<path") >= L * H
+    for t in seen.tokens[::step]:
+        assert xml.count(f">{escape(t)}<") >= 2 * L  # queries and keys in every layer's row
 
 
 def test_standalone_html_offline_from_file(browser, seen, tmp_path):

@@ -1,7 +1,8 @@
 // figures for a paper: a view's PNG redrawn at the export scale (data.export_scale, 2 by default)
 // with its caption lines (data.meta: sentence, model; the view, layer and heads shown) above and,
 // for the head and model views, a head-colour legend below (the maps carry their colour scale);
-// the model view as SVG. Text only through fillText and SVG textContent.
+// the model view (with its token labels) and the head grid as SVG. Text only through fillText and
+// SVG textContent.
 
 function redrawView(st) {
   if (st.kind === "grid") redrawGrid(st);
@@ -132,16 +133,99 @@ function exportModelSvg(v) {
   const geo = modelGeometry(v), d = v.data, G = d.tokens.length;
   const cap = Math.floor(CAP_MODEL / (d.layers * d.heads));
   return svgFigure(v, geo.W, geo.H, (body) => {
-    for (let h = 0; h < d.heads; h++) body.append(svgEl("text", { x: geo.lab + h * (geo.tw + geo.gap) + geo.tw / 2, y: geo.lab / 2, "text-anchor": "middle", "dominant-baseline": "middle" }, `H${h + 1}`));
+    for (let h = 0; h < d.heads; h++) body.append(svgEl("text", { x: geo.left + h * (geo.tw + geo.gap) + geo.tw / 2, y: geo.lab / 2, "text-anchor": "middle", "dominant-baseline": "middle" }, `H${h + 1}`));
     for (let l = 0; l < d.layers; l++) {
       const y0 = geo.top + l * (geo.th + geo.gap), y = (t) => (y0 + ((t + 0.5) * geo.th) / G).toFixed(1);
       body.append(svgEl("text", { x: geo.lab / 2, y: y0 + geo.th / 2, "text-anchor": "middle", "dominant-baseline": "middle" }, `L${l + 1}`));
       for (let h = 0; h < d.heads; h++) {
-        const x0 = geo.lab + h * (geo.tw + geo.gap), parts = Array.from({ length: STEPS }, () => []);
+        const x0 = geo.left + h * (geo.tw + geo.gap), parts = Array.from({ length: STEPS }, () => []);
         eachLine(v, l, h, cap, (q, k, w) => parts[alphaOf(v, q, k, w)].push(`M${x0 + 2} ${y(q)}L${x0 + geo.tw - 2} ${y(k)}`));
         body.append(svgEl("rect", { x: x0 + 0.5, y: y0 + 0.5, width: geo.tw - 1, height: geo.th - 1, fill: "none", stroke: "#e6e6e6" }));
         body.append(svgHeadPaths(d, h, 1, parts.map((p) => p.join(""))));
       }
     }
+    const text = svgEl("g", { "font-size": geo.font });
+    modelLabels(v, geo, (t, x, y, align) => text.append(svgEl("text", { x, y: y.toFixed(1),
+      "text-anchor": align === "right" ? "end" : "start", "dominant-baseline": "middle" }, t)));
+    body.append(text);
   }, { "font-family": "sans-serif", "font-size": 11 * d.scale });
+}
+
+// The head grid as SVG, laid out as shown (g.layout): each map as one <rect> per cell up to
+// SVG_CELLS cells in all (an embedded G x G image drawn without smoothing above that), titles,
+// token labels thinned as on the canvas, the colour scale; the caption above (svgFigure)
+const SVG_CELLS = 60000;
+
+function exportGridSvg(g) {
+  const L = g.layout, d = g.data, G = L.G, s = d.scale || 1;
+  const rgb = (li) => `rgb(${g.lut[li]},${g.lut[li + 1]},${g.lut[li + 2]})`;
+  const ctx = document.createElement("canvas").getContext("2d");
+  const svg = svgFigure(g, L.W, L.H, (body) => {
+    for (const m of L.maps) body.append(gridMapSvg(g, m, rgb, L.maps.length * G * G <= SVG_CELLS));
+    const text = svgEl("g", { "font-size": L.px.title, "text-anchor": "middle", fill: "#31333f" });
+    for (const m of L.maps) {
+      const title = m.thumb && d.short_titles ? d.short_titles[m.i] : d.titles[m.i];
+      const room = m.thumb ? m.size + 10 : d.fit ? m.size + 8 * s : m.size + 60 * s;
+      const t = fitText(ctx, shown(title ?? "", 40), room, L.px.title, L.px.titleMin);
+      text.append(svgEl("text", { x: m.x + m.size / 2, y: m.y - 3 * s, "font-size": parseFloat(ctx.font) }, t));
+      if (m.i === d.selected) text.append(svgEl("rect", { x: m.x - 3, y: m.y - 3, width: m.size + 6, height: m.size + 6, fill: "none", stroke: "#d62728", "stroke-width": 3 }));
+      if (m.left || m.bottom) text.append(gridLabelsSvg(g, m));
+    }
+    body.append(text, scaleSvg(g, L.legend, rgb, L.px.number));
+  }, { "font-family": "sans-serif" });
+  const xml = new XMLSerializer().serializeToString(svg);
+  g.host.dataset.svgBytes = String(xml.length);
+  download(new Blob([xml], { type: "image/svg+xml" }), `${d.filename || "attention"}.svg`);
+}
+
+function gridMapSvg(g, m, rgb, cells) {
+  const G = g.layout.G, off = m.i * G * G, cell = m.size / G;
+  if (!cells) {  // the map's G x G pixels as a PNG, scaled up without smoothing
+    const c = document.createElement("canvas");
+    c.width = c.height = G;
+    const img = new ImageData(G, G);
+    for (let i = 0; i < G * G; i++) {
+      const li = lutIndex(g, g.values[off + i]);
+      img.data.set([g.lut[li], g.lut[li + 1], g.lut[li + 2], 255], i * 4);
+    }
+    c.getContext("2d").putImageData(img, 0, 0);
+    return svgEl("image", { href: c.toDataURL("image/png"), x: m.x, y: m.y, width: m.size, height: m.size,
+      preserveAspectRatio: "none", style: "image-rendering:pixelated" });
+  }
+  const grp = svgEl("g", { "shape-rendering": "crispEdges" });
+  for (let q = 0; q < G; q++) for (let k = 0; k < G; k++) {
+    grp.append(svgEl("rect", { x: (m.x + k * cell).toFixed(2), y: (m.y + q * cell).toFixed(2),
+      width: cell.toFixed(2), height: cell.toFixed(2), fill: rgb(lutIndex(g, g.values[off + q * G + k])) }));
+  }
+  return grp;
+}
+
+// Query labels left of a map and key labels under it, thinned as drawLabels thins them
+function gridLabelsSvg(g, m) {
+  const G = g.layout.G, cell = m.size / G, f = g.layout.font, focus = g.data.focus;
+  const step = Math.max(1, Math.ceil((f * 0.85) / cell)), grp = svgEl("g", { "font-size": f, "text-anchor": "end", "dominant-baseline": "middle" });
+  for (let t = 0; t < G; t++) {
+    if (t % step && t !== focus) continue;
+    const fill = t === focus ? "#d62728" : g.data.special[t] ? "#767676" : "#31333f";
+    const bold = t === focus ? { "font-weight": "bold" } : {}, mid = (t + 0.5) * cell;
+    if (m.left) grp.append(svgEl("text", { x: m.x - 6, y: (m.y + mid).toFixed(1), fill, ...bold }, g.labels[t]));
+    if (m.bottom) grp.append(svgEl("text", { transform: `translate(${(m.x + mid).toFixed(1)} ${m.y + m.size + 7}) rotate(-90)`, fill, ...bold }, g.labels[t]));
+  }
+  return grp;
+}
+
+// The colour scale: a gradient bar, its ends and middle, and its title (drawLegend's SVG twin)
+function scaleSvg(g, b, rgb, px) {
+  const grp = svgEl("g", { "font-size": px, fill: "#31333f" }), id = `hs-scale-${Math.random().toString(36).slice(2)}`;
+  const grad = svgEl("linearGradient", { id });
+  for (let i = 0; i <= 16; i++) grad.append(svgEl("stop", { offset: i / 16, "stop-color": rgb(Math.round((i / 16) * 255) * 3) }));
+  grp.append(svgEl("defs", {}), svgEl("rect", { x: b.x, y: b.y, width: b.w, height: b.h, fill: `url(#${id})`, stroke: "#999" }));
+  grp.firstChild.append(grad);
+  const [lo, hi] = g.range;
+  for (const f of [0, 0.5, 1]) {
+    grp.append(svgEl("text", { x: b.x + f * b.w, y: b.y + b.h + 2, "dominant-baseline": "hanging",
+      "text-anchor": f === 0 ? "start" : f === 1 ? "end" : "middle" }, String(lo + f * (hi - lo)).replace("-", "\u2212")));
+  }
+  grp.append(svgEl("text", { x: b.x + b.w + px * 0.6, y: b.y + b.h / 2, "dominant-baseline": "middle" }, g.data.legend));
+  return grp;
 }

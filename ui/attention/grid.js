@@ -114,6 +114,12 @@ function projectorFactor() {
 }
 const PRESENT_PX = 18; // presentation mode's smallest text (CSS px at 1280 px wide)
 
+// A value's place in the colour table (g.lut, 3 bytes an entry); NaN (no value) is the scale's start
+function lutIndex(g, val) {
+  const [lo, hi] = g.range, t = (val - lo) / (hi - lo || 1);
+  return (t >= 0 ? Math.min(255, Math.round(t * 255)) : 0) * 3;
+}
+
 function drawGrid(g) {
   const d = g.data, L = g.layout, G = L.G, s = d.scale;
   const ctx = sizeCanvas(g.main, L.W, L.H);
@@ -127,12 +133,10 @@ function drawGrid(g) {
   src.width = src.height = G;
   const sctx = src.getContext("2d");
   ctx.imageSmoothingEnabled = false;
-  const [lo, hi] = g.range, span = hi - lo || 1;
   for (const m of L.maps) {
     const off = m.i * G * G;
     for (let c = 0; c < G * G; c++) {
-      const t = (g.values[off + c] - lo) / span;  // NaN (no value) draws as the scale's start
-      const li = (t >= 0 ? Math.min(255, Math.round(t * 255)) : 0) * 3;
+      const li = lutIndex(g, g.values[off + c]);
       px[c * 4] = g.lut[li]; px[c * 4 + 1] = g.lut[li + 1]; px[c * 4 + 2] = g.lut[li + 2];
       px[c * 4 + 3] = 255;
     }

@@ -89,7 +89,10 @@ function setupGrid(g) {
   const png = el("button", "hs-btn", "PNG");
   png.title = "Save the maps as a PNG image";
   png.addEventListener("click", () => exportPng(g.main, `${g.data.filename || "attention"}.png`));
-  bar.append(png);
+  const svg = el("button", "hs-btn", "SVG");
+  svg.title = "The maps as an SVG drawing";
+  svg.addEventListener("click", () => exportGridSvg(g));
+  bar.append(png, svg);
   g.box.append(g.main, g.over, g.tip);
   g.root.append(bar, g.box);
   const pos = (e) => { const r = g.over.getBoundingClientRect(); return [e.clientX - r.left, e.clientY - r.top]; };

@@ -107,35 +107,60 @@ function drawHeadView(v) {
   return got;
 }
 
+// Every layer x head as a small line view; the token labels (thinned to fit the tile's rows)
+// left of the first column (queries) and right of the last (keys), in every layer's row
 function modelGeometry(v) {
-  const d = v.data, s = d.scale, Lr = d.layers, Hn = d.heads;
-  const lab = 30 * s, gap = 4 * s;
-  const tw = Math.max(24, Math.floor((Math.min(v.width(), 1400 * s) - lab) / Hn) - gap);
+  const d = v.data, s = d.scale, Lr = d.layers, Hn = d.heads, G = d.tokens.length;
+  const lab = 30 * s, gap = 4 * s, ctx = v.canvas.getContext("2d");
+  const room = labelRoom(ctx, v.labels, 9 * s, 70 * s) + 6 * s, left = lab + room;
+  const tw = Math.max(24, Math.floor((Math.min(v.width(), 1400 * s) - left - room) / Hn) - gap);
   const th = Math.max(24, Math.min(Math.round(tw * 1.25), 160 * s));
-  return { lab, gap, tw, th, W: lab + Hn * (tw + gap), H: lab + Lr * (th + gap), top: lab };
+  const font = Math.max(7, Math.min(9 * s, (0.9 * th) / G));
+  const step = Math.max(1, Math.ceil((font + 1) / (th / G)));
+  return { lab, gap, tw, th, W: left + Hn * (tw + gap) + room, H: lab + Lr * (th + gap), top: lab, left,
+    right: left + Hn * (tw + gap) - gap + 4, room, font, step };
+}
+
+// The model view's token labels: put(text, x, y, align) for each (queries left, keys right)
+function modelLabels(v, geo, put) {
+  const G = v.data.tokens.length;
+  let n = 0;
+  for (let l = 0; l < v.data.layers; l++) {
+    const y0 = geo.top + l * (geo.th + geo.gap);
+    for (let t = 0; t < G; t += geo.step) {
+      const y = y0 + ((t + 0.5) * geo.th) / G;
+      put(v.labels[t], geo.left - 4, y, "right");
+      put(v.labels[t], geo.right, y, "left");
+      n += 2;
+    }
+  }
+  return n;
 }
 
 function drawModelView(v) {
   const geo = (v.mgeo = modelGeometry(v)), d = v.data, G = d.tokens.length;
   const ctx = sizeCanvas(v.canvas, geo.W, geo.H);
-  v.host.dataset.geometry = JSON.stringify({ top: geo.top, left: geo.lab, w: geo.tw, h: geo.th, gap: geo.gap });
+  v.host.dataset.geometry = JSON.stringify({ top: geo.top, left: geo.left, w: geo.tw, h: geo.th, gap: geo.gap });
   ctx.fillStyle = "#ffffff";
   ctx.fillRect(0, 0, geo.W, geo.H);
   ctx.font = fontPx(11 * d.scale);
   ctx.fillStyle = "#31333f";
   ctx.textAlign = "center";
   ctx.textBaseline = "middle";
-  for (let h = 0; h < d.heads; h++) ctx.fillText(`H${h + 1}`, geo.lab + h * (geo.tw + geo.gap) + geo.tw / 2, geo.lab / 2);
+  for (let h = 0; h < d.heads; h++) ctx.fillText(`H${h + 1}`, geo.left + h * (geo.tw + geo.gap) + geo.tw / 2, geo.lab / 2);
+  for (let l = 0; l < d.layers; l++) ctx.fillText(`L${l + 1}`, geo.lab / 2, geo.top + l * (geo.th + geo.gap) + geo.th / 2);
+  ctx.font = fontPx(geo.font);
+  v.host.dataset.tokenLabels = String(modelLabels(v, geo, (t, x, y, align) => {
+    ctx.textAlign = align;
+    ctx.fillText(t, x, y, geo.room - 8);
+  }));
   const cap = Math.floor(CAP_MODEL / (d.layers * d.heads));
   let drawn = 0, passed = 0;
   ctx.lineWidth = 1;
   for (let l = 0; l < d.layers; l++) {
     const y0 = geo.top + l * (geo.th + geo.gap);
-    ctx.globalAlpha = 1;
-    ctx.fillStyle = "#31333f";
-    ctx.fillText(`L${l + 1}`, geo.lab / 2, y0 + geo.th / 2);
     for (let h = 0; h < d.heads; h++) {
-      const x0 = geo.lab + h * (geo.tw + geo.gap), b = Array.from({ length: STEPS }, () => new Path2D());
+      const x0 = geo.left + h * (geo.tw + geo.gap), b = Array.from({ length: STEPS }, () => new Path2D());
       const y = (t) => y0 + ((t + 0.5) * geo.th) / G;
       passed += eachLine(v, l, h, cap, (q, k, w) => {
         const p = b[alphaOf(v, q, k, w)];
@@ -182,6 +207,6 @@ function headHit(v, x, y) {
 function modelHit(v, x, y) {
   const g = v.mgeo;
   if (!g) return null;
-  const h = Math.floor((x - g.lab) / (g.tw + g.gap)), l = Math.floor((y - g.top) / (g.th + g.gap));
+  const h = Math.floor((x - g.left) / (g.tw + g.gap)), l = Math.floor((y - g.top) / (g.th + g.gap));
   return h >= 0 && h < v.data.heads && l >= 0 && l < v.data.layers ? { l, h } : null;
 }
