@@ -60,6 +60,6 @@ def test_word_level_groups_pieces_as_the_tokenizer_does(family_app, page, family
     tok = AutoTokenizer.from_pretrained(str(saved[family]))
     words = expected_labels(tok, TEXT, words=True)
     assert len(words) < len(expected_labels(tok, TEXT, words=False))  # some word is cut
-    page.goto(f"{url}/explorer?model=tiny-{family}&words=1&text={quote(TEXT)}")
+    page.goto(f"{url}/?model=tiny-{family}&words=1&text={quote(TEXT)}")
     page.wait_for_function(SHOWS, arg=[GRID, " ".join(words)], polling="raf", timeout=90_000)
     assert page.locator(GRID).get_attribute("data-drawn") == " ".join(words)
