@@ -14,6 +14,7 @@ from .text import (
     TokenizerError,
     encode,
     load_tokenizer,
+    pair_seps,
     split_pair,
     to_word_level,
     word_groups,
@@ -107,7 +108,7 @@ class Bert:
             raise TypeError("text and text_pair must be str")
         pairs = self.config.takes_pairs
         source = split_pair(text, text_pair, self.tokenizer.sep_token or "[SEP]",
-                            allow_pair=pairs)
+                            allow_pair=pairs, seps=pair_seps(self.tokenizer) if pairs else 1)
         if source.pair is not None and not pairs:
             raise ValueError(f"this model has one segment type (type_vocab_size "
                              f"{self.config.type_vocab_size}), so it cannot take a sentence pair")

@@ -6,6 +6,8 @@ module is callable on a layer's attention input like BERT's.
 Shape letters: B batch, T tokens, D hidden size, H heads, K head size.
 """
 
+from functools import lru_cache
+
 import torch
 import torch.nn as nn
 
@@ -18,8 +20,17 @@ def rotate_half(x):
     return torch.cat((-b, a), dim=-1)  # (..., K)
 
 
+@lru_cache(maxsize=8)
 def rotary(T: int, K: int, theta: float, device=None):
-    """cos, sin (T, K): position t turns dimension pair (d, d + K/2) by t * theta^(-2d/K)."""
+    """cos, sin (T, K): position t turns dimension pair (d, d + K/2) by t * theta^(-2d/K).
+    Built once per (T, K, theta, device), not once per layer: every layer of a kind reads the
+    same table. Cached tensors are ordinary ones (made outside inference mode, no grad) and are
+    never written to, so any forward, in any thread, may read them."""
+    with torch.inference_mode(False), torch.no_grad():
+        return _rotary(T, K, theta, device)
+
+
+def _rotary(T: int, K: int, theta: float, device):
     inv_freq = 1.0 / (theta ** (torch.arange(0, K, 2, dtype=torch.float, device=device) / K))
     angles = torch.arange(T, dtype=torch.float, device=device)[:, None] * inv_freq  # (T, K/2)
     angles = torch.cat((angles, angles), dim=-1)  # (T, K)
@@ -48,7 +59,15 @@ class RotaryAttention(MultiHeadSelfAttention):
         mask = super().full_mask(attention_mask, x)
         if self.window is None:
             return mask
-        T, low = x.size(1), torch.finfo(x.dtype).min
-        pos = torch.arange(T, device=x.device)
-        band = ((pos[:, None] - pos[None, :]).abs() > self.window).to(x.dtype) * low  # (T, T)
+        band = band_mask(x.size(1), self.window, x.dtype, x.device)  # (T, T)
+        low = torch.finfo(x.dtype).min
         return band if mask is None else (mask + band).clamp_min(low)  # (B, 1, T, T)
+
+
+@lru_cache(maxsize=8)
+def band_mask(T: int, window: int, dtype, device):
+    """Additive (T, T): 0 where |i - j| <= window, the dtype's lowest value elsewhere.
+    Cached like rotary(): once per (T, window), shared by every local layer."""
+    with torch.inference_mode(False), torch.no_grad():
+        pos = torch.arange(T, device=device)
+        return ((pos[:, None] - pos[None, :]).abs() > window).to(dtype) * torch.finfo(dtype).min

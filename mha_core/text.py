@@ -48,8 +48,36 @@ class TextPair:
     kept_seps: int = 0  # typed [SEP]s left inside a sentence (read as [SEP] tokens there)
 
 
+def pair_seps(tokenizer) -> int:
+    """How many separator tokens the tokenizer puts between sentence A and sentence B: 1 for
+    BERT's [CLS] A [SEP] B [SEP], 2 for RoBERTa's <s> A </s></s> B </s> (read off the
+    tokenizer's own pair template, so every family follows its tokenizer)."""
+    try:
+        seq = tokenizer("a", "b").sequence_ids()
+    except (ValueError, TypeError, AttributeError):  # a slow tokenizer: no sequence_ids
+        return 1
+    a_end, b_start = max(i for i, s in enumerate(seq) if s == 0), seq.index(1)
+    return max(1, b_start - a_end - 1)
+
+
+def pair_reading(tokenizer) -> str:
+    """The tokenizer's own pair template with A and B for the sentences, e.g.
+    "[CLS] A [SEP] B [SEP]" or "<s> A </s></s> B </s>" (the separator written as it is typed)."""
+    enc = tokenizer("a", "b")
+    toks = tokenizer.convert_ids_to_tokens(enc["input_ids"])
+    parts = [("A" if s == 0 else "B") if s is not None else t
+             for t, s in zip(toks, enc.sequence_ids())]
+    out = []
+    for p in parts:
+        if out and p == tokenizer.sep_token and out[-1] == p:
+            out[-1] += p  # RoBERTa's </s></s>, written as it is typed
+        elif not out or p != out[-1]:  # one A, one B however many pieces "a" and "b" became
+            out.append(p)
+    return " ".join(out)
+
+
 def split_pair(text: str, text_pair: str | None = None, sep: str = "[SEP]",
-               allow_pair: bool = True) -> TextPair:
+               allow_pair: bool = True, seps: int = 1) -> TextPair:
     """THE one reading of a sentence pair, used by every caller (Bert.encode calls it).
 
     A [SEP] typed inside a single text box is the pair separator: the text before the first one
@@ -57,11 +85,17 @@ def split_pair(text: str, text_pair: str | None = None, sep: str = "[SEP]",
     second text given, or a model with one segment type (allow_pair=False), typed [SEP]s stay
     inside their sentence, where the tokenizer reads them as [SEP] tokens. A blank second text
     (or nothing after the [SEP]) means a single sentence. Idempotent: splitting the result
-    again changes nothing. The strings are cut, never edited, so offsets still index them."""
+    again changes nothing. The strings are cut, never edited, so offsets still index them.
+    seps (pair_seps): a family that separates A and B by several separators (RoBERTa:
+    </s></s>) takes them typed together, spaces between allowed, as the one separator."""
     blank = text_pair is not None and not text_pair.strip()
     pair = None if blank else text_pair
     if pair is None and allow_pair and sep in text:
         a, _, b = text.partition(sep)
+        for _ in range(seps - 1):  # RoBERTa's second </s> belongs to the separator
+            rest = b.lstrip()
+            if rest.startswith(sep):
+                b = rest[len(sep):]
         b_or_none = b if b.strip() else None
         return TextPair(a, b_or_none, sep_typed=True, blank_pair=blank,
                         kept_seps=b.count(sep) if b_or_none is not None else 0)

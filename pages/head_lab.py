@@ -201,7 +201,7 @@ if n_off:
 
 st.subheader("Which heads help predict a masked word?")
 if not bert.has_mlm_head:
-    st.caption(masked_words.NO_HEAD.format(name=guards.md_text(name)).replace(
+    st.caption(masked_words.no_head_notice(bert, name).replace(
         " Masking a word still shows how every head's attention moves.", " With one, this "
         "section switches off each head alone and measures how much the masked word's "
         "probability drops (Michel et al. 2019, on the masked-LM output)."))

@@ -121,9 +121,12 @@ def pair_notes(facts: dict):
     """What the model makes of a second sentence: a typed [SEP] that split the text, [SEP]s
     left inside a sentence, a blank or empty second sentence."""
     if facts["sep_typed"] and facts["is_pair"]:
-        st.info("The [SEP] typed in the text is read as the pair separator: the text before it "
-                "is sentence A, the rest sentence B, and the model reads [CLS] A [SEP] B [SEP] "
-                "with segment ids 0 and 1, as BERT was trained on sentence pairs.",
+        segments = ("with segment ids 0 and 1" if facts.get("segment_ids", True)
+                    else "with no segment ids (the separator alone marks B)")
+        st.info(f"The {facts.get('separator', '[SEP]')} typed in the text is read as the pair "
+                f"separator: the text before it is sentence A, the rest sentence B, and the "
+                f"model reads {facts.get('pair_reading') or '[CLS] A [SEP] B [SEP]'} {segments}, "
+                f"as {facts.get('family', 'BERT')} reads sentence pairs.",
                 icon=style.ICON_CUT)
     elif facts["sep_typed"]:
         st.caption("The [SEP] at the end of the text only ends sentence A: nothing follows it, "

@@ -23,10 +23,26 @@ from .attention.payload import WINDOW  # the difference grid: this many tokens a
 from .labels import visible
 from .presentation import plot
 
-NO_HEAD = ("Masked-word predictions need a checkpoint with a masked-LM head (the "
-           "`cls.predictions.*` weights, as in bert-base-uncased); {name} has none. The server "
-           "can offer one through `HEADSCOPE_MODELS`. Masking a word still shows how every "
-           "head's attention moves.")
+NO_HEAD = ("Masked-word predictions need a checkpoint with a masked-LM head ({keys}); {name} "
+           "has none. The server can offer one through `HEADSCOPE_MODELS`. Masking a word "
+           "still shows how every head's attention moves.")
+
+
+def head_keys(family) -> str:
+    """The family's own masked-LM head keys, as its module declares them (HEADS["mlm"]), e.g.
+    "the `lm_head.*` weights, as a RoBERTa *ForMaskedLM checkpoint saves them"."""
+    prefixes = family.heads.get("mlm", ((),))[0]
+    if not prefixes:
+        return f"which {family.name} checkpoints do not have"
+    keys = ", ".join(f"`{p}*`" for p in prefixes)
+    return f"the {keys} weights, as a {family.name} *ForMaskedLM checkpoint saves them"
+
+
+def no_head_notice(bert, name: str) -> str:
+    """The notice for a model without a masked-LM head, naming its family's head keys."""
+    return NO_HEAD.format(keys=head_keys(bert.family), name=guards.md_text(name))
+
+
 SEGMENT = {0: "A", 1: "B"}
 
 
@@ -118,7 +134,7 @@ def section(name: str, text: str, pair: str | None, facts: dict, key: str):
     if res is None:
         return
     if not facts["has_mlm"]:
-        st.caption(NO_HEAD.format(name=guards.md_text(name)))
+        st.caption(no_head_notice(models.bert_or_raise(name), name))
     typed_masks(name, text, pair, facts, res, key)
     note = st.session_state.pop(f"{key}_note", None)
     if note:

@@ -151,7 +151,14 @@ def attend(name: str, text: str, text_pair: str | None = None):
 def text_facts(name: str, text: str, text_pair: str | None = None) -> dict:
     """What the tokenizer makes of a text or a pair (no forward pass): small, so it is cheap to
     copy. The pair is read as every caller reads it (Bert.encode: mha_core.text.split_pair)."""
-    from mha_core.text import normalisation, typed_special, unknown_words, word_pieces
+    from mha_core.text import (
+        normalisation,
+        pair_reading,
+        pair_seps,
+        typed_special,
+        unknown_words,
+        word_pieces,
+    )
 
     bert = bert_or_raise(name)
     enc = bert.encode(text, text_pair)
@@ -169,6 +176,9 @@ def text_facts(name: str, text: str, text_pair: str | None = None) -> dict:
                 masks_full=enc.n_masks_full,
                 mask_segments=sorted({enc.sequence_ids[t] for t in enc.masks}),
                 has_mlm=bert.has_mlm_head, unknown_words=unknown_w, spelled_words=spelled_w,
+                pair_reading=pair_reading(bert.tokenizer) if bert.config.takes_pairs else "",
+                separator=(bert.tokenizer.sep_token or "[SEP]") * pair_seps(bert.tokenizer),
+                segment_ids=bert.config.type_vocab_size >= 2, family=bert.family.name,
                 n_words=n_words, bundled=name == BUNDLED, split_words=len(split),
                 split_examples=sorted(split, key=len, reverse=True)[:2],
                 normalised=normalisation(bert.tokenizer, f"{src.text} {src.pair or ''}"))

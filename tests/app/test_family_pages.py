@@ -36,6 +36,10 @@ def test_family_specific_sections(offered, monkeypatch):
     [table] = [d.value for d in at.dataframe if "replaced (probability)" in d.value.columns]
     assert list(table["token"]) == ["the", "cat", "sat", "on", "the", "mat", "."]
     assert ((table["replaced (probability)"] > 0) & (table["replaced (probability)"] < 1)).all()
+    # no masked-LM head: the notice names ELECTRA's own head keys, not BERT's cls.predictions.*
+    said = messages(at)
+    assert "`generator_predictions.*`, `generator_lm_head.*`" in said, said
+    assert "cls.predictions" not in said
     at = open_app("explorer", model="tiny-modernbert", text=text)
     assert any("layer 2 is local" in c.value for c in at.caption)
     at = open_app("head_lab", model="tiny-albert", text=text)

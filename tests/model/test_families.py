@@ -119,3 +119,27 @@ def test_unsupported_model_type_lists_the_supported_ones(saved, tmp_path):
     with pytest.raises(ConfigError, match="share_att_key"):
         BertConfig.from_dict({"model_type": "deberta-v2", "relative_attention": True,
                               "share_att_key": False})
+
+
+def test_modernbert_tables_built_once_serve_inference_and_gradient_forwards(saved):
+    """The rotary table and band are cached per (T, kind), not rebuilt per layer: a forward under
+    inference_mode first, then one that needs gradients, read the same cached tensors, and both
+    equal transformers (an inference tensor in the cache would break the second)."""
+    from mha_core.rotary import band_mask, rotary
+
+    hf, d = saved["modernbert"]
+    cfg, ours = load_checkpoint(d)
+    rotary.cache_clear(), band_mask.cache_clear()
+    ids, mask, _ = batch(cfg, T=23)
+    with torch.no_grad():
+        ref = hf(ids, attention_mask=mask, output_attentions=True).attentions
+    with torch.inference_mode():
+        first = ours(ids, attention_mask=mask).attentions
+    x = ours.embeddings(ids, None).detach().requires_grad_(True)
+    out, probs = ours.layer(1).attn(x, mask)
+    out.sum().backward()  # would fail on a cached inference tensor
+    assert x.grad is not None
+    assert rotary.cache_info().misses == 2  # one table per layer kind (global, local)
+    assert band_mask.cache_info().misses == 1  # one band, shared by every local layer
+    for a, b in zip(first, ref):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=0)

@@ -37,3 +37,29 @@ def test_words_are_the_tokenizers_own_and_pieces_are_readable(loaded):
     if name in ("roberta", "modernbert"):  # <s> A </s></s> B </s>: two separators between
         assert raw.count("</s>") == 3 and res.special == [t in ("<s>", "</s>") for t in raw]
     assert res.attentions.shape[-1] == len(raw)
+
+
+def test_a_typed_separator_is_the_familys_own(loaded):
+    """Typing the family's separator in one box reads as the pair the tokenizer builds from two
+    boxes: "A [SEP] B" for BERT-like families, "A </s></s> B" (or "</s> </s>") for RoBERTa and
+    ModernBERT, whose second </s> is part of the separator, not a token of sentence B."""
+    name, bert = loaded
+    sep = bert.tokenizer.sep_token
+    expected = bert.tokenizer(TEXT, PAIR)["input_ids"]
+    between = bert.tokenizer("a", "b").sequence_ids()
+    n = between.index(1) - max(i for i, s in enumerate(between) if s == 0) - 1
+    assert n == (2 if name in ("roberta", "modernbert") else 1)
+    enc = bert.encode(f"{TEXT}{sep * n}{PAIR}")
+    assert enc.source.sep_typed and enc.source.kept_seps == 0
+    assert enc.input_ids.tolist() == expected
+    spaced = bert.encode(f"{TEXT} {' '.join([sep] * n)} {PAIR}").source  # spaces kept as typed
+    assert (spaced.text.strip(), spaced.pair.strip(), spaced.kept_seps) == (TEXT, PAIR, 0)
+
+
+def test_the_pair_notice_names_the_familys_reading(loaded):
+    from mha_core.text import pair_reading
+
+    name, bert = loaded
+    cls, sep = bert.tokenizer.cls_token, bert.tokenizer.sep_token
+    between = sep + sep if name in ("roberta", "modernbert") else sep
+    assert pair_reading(bert.tokenizer) == f"{cls} A {between} B {sep}"

@@ -1,0 +1,65 @@
+"""The Explorer in chromium on a tiny byte-level BPE model (RoBERTa) and a SentencePiece/Unigram
+model (ALBERT), offered through HEADSCOPE_MODELS to a server of its own: the grid is drawn
+(data-drawn), and with "Whole words" on it shows one label per word exactly as the tokenizer's
+word_ids() groups the pieces (computed here from the tokenizer, not from headscope's code)."""
+
+from urllib.parse import quote
+
+import pytest
+
+from testkit.families import save_tiny_family
+from testkit.server import start_app, stop_app
+
+FAMILIES = ["roberta", "albert"]
+TEXT = "The animal didn't cross the street."
+SHOWS = """([sel, drawn]) => document.querySelector(sel)?.dataset.drawn === drawn"""
+GRID = ".st-key-ex_grid [data-drawn]"
+
+
+@pytest.fixture(scope="module")
+def family_app(tmp_path_factory, require_chromium_once):
+    saved = {f: save_tiny_family(f, tmp_path_factory.mktemp(f) / f) for f in FAMILIES}
+    env = {"HEADSCOPE_MODELS": ";".join(f"tiny-{f}={p}" for f, p in saved.items())}
+    proc, url = start_app(tmp_path_factory.mktemp("server") / "streamlit.log", env_extra=env)
+    yield url, saved
+    stop_app(proc)
+
+
+@pytest.fixture(scope="module")
+def require_chromium_once():
+    from tests.browser.conftest import require_chromium
+
+    require_chromium()
+
+
+def expected_labels(tok, text, words: bool) -> list:
+    """The tokens, or one label per (sequence, word_ids()) group, from the tokenizer alone."""
+    enc = tok(text, return_offsets_mapping=True)
+    toks = tok.convert_ids_to_tokens(enc["input_ids"])
+    if not words:
+        return toks
+    labels, seen = [], {}
+    for t, w in enumerate(enc.word_ids()):
+        if w is None:
+            labels.append(toks[t])
+        elif w not in seen:
+            seen[w] = len(labels)
+            labels.append([t, t])
+        else:
+            labels[seen[w]][1] = t
+    off = enc["offset_mapping"]
+    return [x if isinstance(x, str) else text[off[x[0]][0]:off[x[1]][1]].strip() for x in labels]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", FAMILIES)
+def test_word_level_groups_pieces_as_the_tokenizer_does(family_app, page, family):
+    from transformers import AutoTokenizer
+
+    url, saved = family_app
+    tok = AutoTokenizer.from_pretrained(str(saved[family]))
+    words = expected_labels(tok, TEXT, words=True)
+    assert len(words) < len(expected_labels(tok, TEXT, words=False))  # some word is cut
+    page.goto(f"{url}/?model=tiny-{family}&words=1&text={quote(TEXT)}")
+    page.wait_for_function(SHOWS, arg=[GRID, " ".join(words)], polling="raf", timeout=90_000)
+    assert page.locator(GRID).get_attribute("data-drawn") == " ".join(words)
