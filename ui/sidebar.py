@@ -51,6 +51,7 @@ def _pick_preset():
 
 OWN_NOTE = ("This page compares its own two sentences, A and B, typed on the page. The shared "
             "sentence is kept for the other pages.")
+OWN_SHORT = "This page compares its own sentences, A and B, below."  # one line in the row
 
 
 def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool = False):
@@ -72,7 +73,7 @@ def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool =
     if presenting():  # one low row, so the page's main figure fits the projector's screen
         c1, c2, c3, c4, c5 = st.columns([4.4, 2.4, 1.3, 1.7, 1.9], vertical_alignment="center")
         if own_sentences:
-            c1.caption(OWN_NOTE)
+            c1.caption(OWN_SHORT)
         else:
             c1.text_input("Sentence", key="text", help="Type any text and press Enter.",
                           label_visibility="collapsed", placeholder="Type a sentence…")

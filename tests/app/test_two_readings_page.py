@@ -187,5 +187,5 @@ def test_the_shared_sentence_gives_way_to_the_sentences_compared(bundled):
     assert any("compares its own two sentences, A and B" in i.value for i in at.sidebar.info)
     shown = open_app("two_readings", present="1")
     assert not [t for t in shown.text_input if t.key == "text"]
-    assert any("compares its own two sentences" in c.value for c in shown.caption)
+    assert any("compares its own sentences, A and B" in c.value for c in shown.caption)
     assert shown.text_input(key="tr_a").value  # the page's own boxes are still there
