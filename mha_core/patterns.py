@@ -74,7 +74,7 @@ def short_labels(labels) -> np.ndarray:
 
 def key_line() -> str:
     """Every short name with its label, for a figure's key: "CLS = [CLS]-sink, …"."""
-    return ", ".join(f"{p.short} = {p.label}" for p in PATTERNS)
+    return ", ".join(f"{p.short} = {p.label}" for p in PATTERNS if p.short != p.label)
 
 
 def kovaleva_types(metrics: dict, labels) -> np.ndarray:

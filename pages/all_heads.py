@@ -110,7 +110,7 @@ def sentence_section(name: str, text: str, pair: str | None = None):
     about, switch = st.columns([3, 1], vertical_alignment="center") if presenting() else (st, st)
     intro = (f"{shape(L, H)}, {len(tokens)} tokens. Each thumbnail is one head's map: row = the "
              "token that looks, column = the token looked at, darker = more weight. The word "
-             "above a thumbnail is its pattern label (table below).")
+             "above a thumbnail is its pattern label (key under the atlas).")
     if not presenting():
         st.caption(intro)
     by_norm = switch.toggle("By norm ‖α f(x)‖" if presenting() else
