@@ -167,7 +167,8 @@ for col, side, g in ((left, "A", ga), (right, "B", gb)):
     top, weight, _ = views.focus_targets(v["maps"], g)  # (L, H) each
     tops[side] = top.numpy().ravel()  # (L*H,)
     plot(col, fg.focus_grid(top.numpy(), weight.numpy(), v["labels"], v["special"],
-                            v["labels"][g], title=f"Sentence {side}", words=colour_of),
+                            v["labels"][g], title=f"Sentence {side}", words=colour_of,
+                            max_chars=5 if presenting() else 8),  # half a projector: 5 fit
          key=f"tr_focus_{side}", config={"displayModeBar": False})
 
 st.selectbox("Head (or click a cell of the grid)", names, key="tr_head")
