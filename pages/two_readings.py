@@ -178,7 +178,7 @@ plot(st, fg.side_by_side_figure(
     focus_a=ga, focus_b=gb), key="tr_pair_maps", config={"displayModeBar": False})
 for side, rows, labels, g in (("A", rows_a, la, ga), ("B", rows_b, lb, gb)):
     top = np.argsort(-rows[layer, head])[:3]
-    st.text(f"In {side}, the top keys of “{labels[g]}”: "
+    st.text(f"In {side}, the three largest weights of “{labels[g]}”: "
             + ", ".join(f"{labels[i]} {rows[layer, head, i]:.2f}" for i in top))
 
 st.subheader("The heads that change the most")
