@@ -41,7 +41,7 @@ page.keep_widgets()  # a page's settings survive a visit to another page
 # The Training lab trains its own small models and About shows text: neither waits for the
 # BERT checkpoint
 sidebar.sidebar(needs_model=current.url_path not in ("training_lab", "about", "glossary"),
-                page_path=current.url_path)
+                page_path=current.url_path, own_sentences=current.url_path == "two_readings")
 link.sync_link()
 for note in link_notes:
     st.warning(note, icon=style.ICON_LINK)

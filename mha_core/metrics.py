@@ -20,6 +20,11 @@ METRICS = {  # name: what it means, for tables and tooltips
     "prev": "share on the previous token", "next": "share on the next token",
     "self": "share on itself", "confidence": "mean of the row maximum (Voita et al. 2019)",
 }
+NAMES = {  # name: a short heading in words, where a table or a chart shows the metric
+    "entropy": "entropy (nats)", "entropy_frac": "entropy ÷ ln T", "distance": "distance (tokens)",
+    "cls": "on [CLS]", "sep": "on [SEP]", "punct": "on punctuation", "prev": "on previous token",
+    "next": "on next token", "self": "on itself", "confidence": "largest weight",
+}
 
 
 def entropy(att: torch.Tensor) -> torch.Tensor:

@@ -72,6 +72,11 @@ def short_labels(labels) -> np.ndarray:
     return np.vectorize(lambda x: BY_LABEL[x].short, otypes=[object])(labels)
 
 
+def key_line() -> str:
+    """Every short name with its label, for a figure's key: "CLS = [CLS]-sink, …"."""
+    return ", ".join(f"{p.short} = {p.label}" for p in PATTERNS if p.short != p.label)
+
+
 def kovaleva_types(metrics: dict, labels) -> np.ndarray:
     """Kovaleva et al. 2019's type for each head: the label's own type, plus vertical+diagonal
     for heterogeneous heads that are both (MIXED_SHARE on each side). (...) array of str."""

@@ -70,18 +70,25 @@ def head_table(metrics: dict, labels) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def metric_name(key: str) -> str:
+    """A metric's heading in words ("on [CLS]", not "cls")."""
+    return mt.NAMES.get(key, key)
+
+
 def show_heads(metrics: dict, labels, key: str):
     table = head_table(metrics, labels)
     counts = pd.Series(labels.ravel()).value_counts()
     st.caption("Heads per label: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     # a third of the width: the table's toolbar (top right, on hover) never covers the box
     by = st.columns(3)[0].selectbox("Sort heads by", ["layer"] + list(mt.METRICS),
-                                    key=f"ah_{key}_sort", help="You can also click any column "
-                                    "header of the table to sort by it.")
+                                    key=f"ah_{key}_sort", format_func=metric_name,
+                                    help="You can also click any column header of the table "
+                                    "to sort by it.")
     ascending = by == "layer"
     st.dataframe(table.sort_values([by, "head"] if ascending else by, ascending=ascending),
                  hide_index=True, key=f"ah_{key}_table",
-                 column_config={k: st.column_config.NumberColumn(help=v, format="%.3f")
+                 column_config={k: st.column_config.NumberColumn(mt.NAMES[k], help=v,
+                                                                 format="%.3f")
                                 for k, v in mt.METRICS.items()})
 
 
@@ -103,7 +110,7 @@ def sentence_section(name: str, text: str, pair: str | None = None):
     about, switch = st.columns([3, 1], vertical_alignment="center") if presenting() else (st, st)
     intro = (f"{shape(L, H)}, {len(tokens)} tokens. Each thumbnail is one head's map: row = the "
              "token that looks, column = the token looked at, darker = more weight. The word "
-             "above a thumbnail is its pattern label (table below).")
+             "above a thumbnail is its pattern label (key under the atlas).")
     if not presenting():
         st.caption(intro)
     by_norm = switch.toggle("By norm ‖α f(x)‖" if presenting() else
@@ -132,6 +139,7 @@ def sentence_section(name: str, text: str, pair: str | None = None):
     plot(st, fg.atlas_figure(maps, tokens, pt.short_labels(labels),
                              title="" if presenting() else title, raw=raw),
          room=ATLAS_ROOM, square=True, key="ah_atlas", config={"displayModeBar": False})
+    st.caption("Corner labels: " + pt.key_line() + ".")
     if len(tokens) > 48:
         st.caption("The thumbnails show the first 48 tokens; the metrics use every token.")
 
@@ -240,9 +248,10 @@ elif st.toggle(f"Profile the heads on {plural(len(lines), 'sentence')}", key="ah
         st.stop()
     profile = mt.mean_metrics(per_sentence)
     labels = pt.label_heads(profile)
-    metric = st.selectbox("Colour by", list(mt.METRICS), index=1, key="ah_corpus_metric")
+    metric = st.selectbox("Colour by", list(mt.METRICS), index=1, key="ah_corpus_metric",
+                          format_func=metric_name)
     plot(st, fg.metric_grid_figure(profile[metric], pt.short_labels(labels),
                                    f"Mean {mt.METRICS[metric]} over {len(per_sentence)} "
-                                   f"sentences, with each head's label", metric),
+                                   f"sentences, with each head's label", metric_name(metric)),
          key="ah_corpus_grid", config={"displayModeBar": False})
     show_heads(profile, labels, "corpus")

@@ -151,9 +151,9 @@ if L > 1:
 else:  # a slider needs two values
     layer = 0
     c1.caption("Layer 1 (this model has one layer)")
-head = c2.selectbox("Enlarge head", list(range(1, H + 1)), key="ex_head",
+head = c2.selectbox("Head", list(range(1, H + 1)), key="ex_head",
                     format_func=lambda h: f"head {h}", on_change=picked_head,
-                    help="Until you choose, the head shown large is the one whose words look "
+                    help="The head shown large. Until you choose, it is the one whose words look "
                          "most sharply at other words (the mean, over the words, of the "
                          "largest weight a word puts on another word, leaving out [CLS], "
                          "[SEP], punctuation and itself).") - 1

@@ -1,4 +1,4 @@
-"""Two readings: one focus word in two sentences; which heads look somewhere else?"""
+"""Two readings: one focus token in two sentences; which heads look somewhere else?"""
 
 import numpy as np
 import pandas as pd
@@ -52,7 +52,7 @@ def on_click():
 
 
 PAGE.heading("Two readings",
-             "The same word in two sentences. For every head: does the focus word look at the "
+             "The same word in two sentences. For every head: does the focus token look at the "
              "same words in both?")
 name = sidebar.current_model()
 bert = guards.model_or_stop(name)
@@ -61,7 +61,7 @@ ss = st.session_state
 if "tr_a" not in ss:
     ss["tr_pair"] = next(iter(PAIRS))
     use_pair()
-# the link's sentences, focus word, head and choice (texts are cut like the boxes)
+# the link's sentences, focus token, head and choice (texts are cut like the boxes)
 for param, key, most in (("a", "tr_a", 2000), ("b", "tr_b", 2000), ("focus", "tr_focus", 60)):
     if param in pending:
         ss[key] = pending.pop(param)[:most]
@@ -87,14 +87,16 @@ box.selectbox("Preset", list(PAIRS) + [OWN], key="tr_pair",
 col_a, col_b, col_f = (box, box, box) if presenting() else st.columns([5, 5, 2])
 a = col_a.text_input("Sentence A", key="tr_a", max_chars=2000)
 b = col_b.text_input("Sentence B", key="tr_b", max_chars=2000)
-focus = col_f.text_input("Focus word", key="tr_focus", max_chars=60)
+focus = col_f.text_input("Focus token", key="tr_focus", max_chars=60,
+                         help="A word both sentences contain, e.g. “with”; a word split "
+                              "into ## pieces is followed as one word.")
 shared_only = box.toggle("Leave out words found in one sentence only", key="tr_shared",
-                         help="On: compare where the focus word looks among the words both "
+                         help="On: compare where the focus token looks among the words both "
                               "sentences have (each side's shares renormalised over them), so "
                               "a head that only follows the swapped noun does not rank first. "
                               "Off: every word counts, a word found in one sentence in full.")
 if presenting():
-    said.caption(f"**A** {md_text(a)}  \n**B** {md_text(b)} · focus word "
+    said.caption(f"**A** {md_text(a)}  \n**B** {md_text(b)} · focus token "
                  f"“{md_text(focus)}”" + (" · words in one sentence only left out"
                                           if shared_only else ""))
 for sentence, title in ((a, "A"), (b, "B")):
@@ -102,7 +104,8 @@ for sentence, title in ((a, "A"), (b, "B")):
                          prompt="Type two sentences, A and B.") is None:
         st.stop()
 if not focus.strip():
-    st.info("Type a focus word that both sentences contain, e.g. “with”.", icon=style.ICON_TYPE)
+    st.info("Type a focus token: a word that both sentences contain, e.g. “with”.",
+            icon=style.ICON_TYPE)
     st.stop()
 
 view = guards.computed_or_stop(readings, name, a, b)
@@ -110,14 +113,14 @@ where = {}
 for side, title in (("a", "A"), ("b", "B")):
     where[side] = views.find_word(view[side]["labels"], focus)
     if where[side] is None:
-        st.warning(f"The focus word is not a word of sentence {title}. Its words are listed "
+        st.warning(f"The focus token is not a word of sentence {title}. Its words are listed "
                    "below; choose one that both sentences contain.")
         st.code(" · ".join(view[side]["labels"][1:-1]) or "(no words)", language=None)
 if None in where.values():
     st.stop()
 
 ga, gb = where["a"], where["b"]
-rows_a = view["a"]["maps"][:, :, ga, :]  # (L, H, G_a): where the focus word looks in A
+rows_a = view["a"]["maps"][:, :, ga, :]  # (L, H, G_a): where the focus token looks in A
 rows_b = view["b"]["maps"][:, :, gb, :]  # (L, H, G_b)
 la, lb = view["a"]["labels"], view["b"]["labels"]
 diff = views.reading_difference(rows_a, la, rows_b, lb, shared_only=shared_only)  # (L, H)
@@ -143,7 +146,7 @@ if shared_only:
     st.caption("Left out, found in one sentence only: " + left_out + ". Each sentence's shares "
                "are renormalised over the words both have." if left_out else
                "Both sentences have the same words: nothing is left out.")
-st.caption("Difference (total variation) between where the focus word's attention goes in A and "
+st.caption("Difference (total variation) between where the focus token's attention goes in A and "
            "in B, with targets matched by word: ½ Σ over words |share in A − share in B|. "
            "Words are merged from subword pieces (Clark et al. 2019: sum the attention to a "
            "word's pieces, average it from them) and compared case-insensitively, so the "
@@ -152,7 +155,7 @@ st.caption("Difference (total variation) between where the focus word's attentio
                                "A word found in one sentence only counts in full.") +
            " 0 = the same words get the same shares, 1 = no overlap at all.")
 
-# where the focus word looks in each sentence: the top word of every head
+# where the focus token looks in each sentence: the top key of every head
 left, right = st.columns(2)
 tops = {}  # side -> (L, H): the word each head's focus row weighs most
 colour_of = {}  # one colour per word across both sentences: "man" is one colour in A and B
@@ -164,7 +167,8 @@ for col, side, g in ((left, "A", ga), (right, "B", gb)):
     top, weight, _ = views.focus_targets(v["maps"], g)  # (L, H) each
     tops[side] = top.numpy().ravel()  # (L*H,)
     plot(col, fg.focus_grid(top.numpy(), weight.numpy(), v["labels"], v["special"],
-                            v["labels"][g], title=f"Sentence {side}", words=colour_of),
+                            v["labels"][g], title=f"Sentence {side}", words=colour_of,
+                            max_chars=5 if presenting() else 8),  # half a projector: 5 fit
          key=f"tr_focus_{side}", config={"displayModeBar": False})
 
 st.selectbox("Head (or click a cell of the grid)", names, key="tr_head")
@@ -174,7 +178,7 @@ plot(st, fg.side_by_side_figure(
     focus_a=ga, focus_b=gb), key="tr_pair_maps", config={"displayModeBar": False})
 for side, rows, labels, g in (("A", rows_a, la, ga), ("B", rows_b, lb, gb)):
     top = np.argsort(-rows[layer, head])[:3]
-    st.text(f"In {side}, “{labels[g]}” looks most at: "
+    st.text(f"In {side}, the three largest weights of “{labels[g]}”: "
             + ", ".join(f"{labels[i]} {rows[layer, head, i]:.2f}" for i in top))
 
 st.subheader("The heads that change the most")
@@ -182,13 +186,13 @@ order = np.argsort(-diff.ravel(), kind="stable")
 st.dataframe(pd.DataFrame({
     "head": [names[i] for i in order],
     "difference": np.round(diff.ravel()[order], 3),
-    "A: looks most at": [la[tops["A"][i]] for i in order],
-    "B: looks most at": [lb[tops["B"][i]] for i in order],
+    "A: top key": [la[tops["A"][i]] for i in order],
+    "B: top key": [lb[tops["B"][i]] for i in order],
 }), hide_index=True, key="tr_table")
 
 st.subheader("What this shows, and what it does not")
 st.markdown(
-    "- It shows **where each head sends the focus word's attention** in each sentence, and "
+    "- It shows **where each head sends the focus token's attention** in each sentence, and "
     "which heads send it somewhere else when the sentence changes.\n"
     "- It does **not** show why the model reads a sentence one way. Attention is not an "
     "explanation by itself: a weight says how much of a token's value vector is mixed in, not "

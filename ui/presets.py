@@ -55,7 +55,7 @@ _EXAMPLE_KEY = "_example_view"
 
 
 def choose_example_view(text: str):
-    """The sidebar's call when an example is picked: its view, or its focus word alone."""
+    """The sidebar's call when an example is picked: its view, or its focus token alone."""
     view = EXAMPLE_VIEW.get(text) or ({"focus": PRESET_FOCUS[text]} if text in PRESET_FOCUS
                                        else {})
     st.session_state[_EXAMPLE_KEY] = dict(view)

@@ -49,10 +49,16 @@ def _pick_preset():
     ss.preset = None
 
 
-def sidebar(needs_model: bool = True, page_path: str = ""):
+OWN_NOTE = ("This page compares its own two sentences, A and B, typed on the page. The shared "
+            "sentence is kept for the other pages.")
+OWN_SHORT = "This page compares its own sentences, A and B, below."  # one line in the row
+
+
+def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool = False):
     """Call once per run, from app.py. A page that does not need the BERT model
     (needs_model=False) does not wait for it to load. page_path: the url path of the page being
-    run, for the copy-link box."""
+    run, for the copy-link box. own_sentences: the page types its own sentences (Two readings),
+    so the shared sentence's boxes give way to a note saying so (their values are kept)."""
     ss = st.session_state
     ss.setdefault("model", BUNDLED)
     ss.setdefault("text", DEFAULT_TEXT)
@@ -66,13 +72,18 @@ def sidebar(needs_model: bool = True, page_path: str = ""):
             get_bert(ss.model)  # cached after the first visit (serve.py starts it)
     if presenting():  # one low row, so the page's main figure fits the projector's screen
         c1, c2, c3, c4, c5 = st.columns([4.4, 2.4, 1.3, 1.7, 1.9], vertical_alignment="center")
-        c1.text_input("Sentence", key="text", help="Type any text and press Enter.",
-                      label_visibility="collapsed", placeholder="Type a sentence…")
-        c2.selectbox("Examples", EXAMPLES, index=None, key="preset",
-                     label_visibility="collapsed", placeholder="Load an example…",
-                     on_change=_pick_preset)
+        if own_sentences:
+            c1.caption(OWN_SHORT)
+        else:
+            c1.text_input("Sentence", key="text", help="Type any text and press Enter.",
+                          label_visibility="collapsed", placeholder="Type a sentence…")
+            c2.selectbox("Examples", EXAMPLES, index=None, key="preset",
+                         label_visibility="collapsed", placeholder="Load an example…",
+                         on_change=_pick_preset)
         with c3.popover("More", icon=":material/more_horiz:", width="stretch"):
-            st.text_area("Second sentence (optional)", key="pair", height=68, help=PAIR_HELP)
+            if not own_sentences:
+                st.text_area("Second sentence (optional)", key="pair", height=68,
+                             help=PAIR_HELP)
             st.selectbox("Model", list(model_choices()), key="model")
         share.open_slot(c4, page_path)  # one click from the row, not a popover in a popover
         c5.button("Leave presentation", on_click=set_present, args=(False,),
@@ -86,10 +97,13 @@ def sidebar(needs_model: bool = True, page_path: str = ""):
             c = bert.config
             st.caption(f"{shape(c.num_hidden_layers, c.num_attention_heads)}, "
                        f"hidden size {c.hidden_size}; {family_line(bert)}")
-        st.text_area("Sentence", key="text", height=100, help=HELP)
-        st.text_area("Second sentence (optional)", key="pair", height=68, help=PAIR_HELP)
-        st.selectbox("Examples", EXAMPLES, index=None, key="preset",
-                     placeholder="Load an example…", on_change=_pick_preset)
+        if own_sentences:
+            st.info(OWN_NOTE, icon=":material/compare_arrows:")
+        else:
+            st.text_area("Sentence", key="text", height=100, help=HELP)
+            st.text_area("Second sentence (optional)", key="pair", height=68, help=PAIR_HELP)
+            st.selectbox("Examples", EXAMPLES, index=None, key="preset",
+                         placeholder="Load an example…", on_change=_pick_preset)
         ss.present_toggle = presenting()
         st.toggle("Presentation mode", key="present_toggle", on_change=set_present,
                   help="For a projector: larger text and charts, no sidebar (the sentence "

@@ -44,3 +44,15 @@ def test_the_start_card_is_remembered_closed(bundled):
 def test_a_link_to_a_view_shows_no_start_card(bundled):
     at = open_app("explorer", text="The cat sat on the mat.", layer="2")
     assert not any(b.key == "start_close" for b in at.button)
+
+
+RETIRED = {"focus word": "focus token", "enlarge head": "Head", "looks most at": "top key"}
+
+
+def test_retired_terms_are_used_nowhere():
+    """One vocabulary: the words the glossary replaced appear in no page, view or document."""
+    files = [*ROOT.glob("pages/*.py"), *ROOT.glob("ui/**/*.py"), *ROOT.glob("docs/*.md"),
+             ROOT / "README.md"]
+    found = [(f.relative_to(ROOT), old) for f in files for old in RETIRED
+             if old in " ".join(f.read_text().lower().split())]
+    assert not found, found

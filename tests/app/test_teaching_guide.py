@@ -144,3 +144,15 @@ def test_the_shapes_of_one_real_layer(bundled):
     assert shapes["after the merge"] == (1, T, 384)
     in_guide("**(1, T, 384), then split into 12 heads of (1, 12, T, 32), the (1, 12, T, T) "
              "scores, and merged back to (1, T, 384)**")
+
+
+def test_one_head_instead_of_twelve_quotes_the_explorers_sentence(bundled):
+    """Step 3's issue-24 numbers are the ones the Explorer prints under the summed head in
+    layer 2 (read from the page, not from the file it reads)."""
+    at = open_app("explorer", layer="2")
+    note = next(c.value for c in at.caption if "Is one head enough?" in c.value)
+    one, two, four = re.findall(r"(\d+)%", note)[:3]
+    best = re.search(r"head alone \(head (\d+)\): none", note).group(1)  # below 0: none
+    in_guide(f"reproduces **{one}%** of what the 12 heads write")
+    in_guide(f"2 heads of width 192 reproduce {two}% and 4 heads of width 96 {four}%")
+    in_guide(f"The best of the 12 real heads alone (head {best}) reproduces none of it")

@@ -59,7 +59,7 @@ def test_where_the_focus_word_looks_in_each_sentence(bundled):
         np.testing.assert_allclose(cells[..., 1].astype(float), rows.max(-1), atol=1e-3)
         assert fig["layout"]["title"]["text"].startswith(f"Sentence {side}:")
         table = at.dataframe[0].value  # sorted by difference: match its rows by head name
-        by_head = dict(zip(table["head"], table[f"{side}: looks most at"]))
+        by_head = dict(zip(table["head"], table[f"{side}: top key"]))
         top = rows.argmax(-1)  # (L, H)
         assert by_head == {f"L{layer + 1} H{head + 1}": labels[top[layer, head]]
                            for layer in range(6) for head in range(12)}
@@ -100,8 +100,8 @@ def test_the_lessons_pair_puts_layer_2_head_10_near_the_top(bundled):
     assert at.selectbox(key="tr_pair").value == "Who has the telescope?"
     table = at.dataframe[0].value
     assert "L2 H10" in list(table["head"][:3])
-    assert table.set_index("head").loc["L2 H10", "A: looks most at"] == "man"
-    assert table.set_index("head").loc["L2 H10", "B: looks most at"] == "astronomer"
+    assert table.set_index("head").loc["L2 H10", "A: top key"] == "man"
+    assert table.set_index("head").loc["L2 H10", "B: top key"] == "astronomer"
 
 
 def test_the_link_keeps_the_sentences_the_word_the_head_and_the_choice(bundled):
@@ -148,7 +148,7 @@ def test_missing_focus_word_and_empty_input(bundled):
     assert any("not a word of sentence B" in w.value for w in at.warning)
     assert any("hat" in c.value for c in at.code)
     at.text_input(key="tr_focus").input("").run()
-    assert any("focus word" in i.value for i in at.info)
+    assert any("focus token" in i.value for i in at.info)
     at.text_input(key="tr_a").input("").run()
     assert any("Type two sentences" in i.value for i in at.info)
 
@@ -177,3 +177,15 @@ def test_a_word_keeps_its_colour_in_both_readings(bundled):
     for word in ("man", "astronomer", "saw"):
         if word in colour:
             assert len(colour[word]) == 1, (word, colour[word])  # the same in A and in B
+
+
+def test_the_shared_sentence_gives_way_to_the_sentences_compared(bundled):
+    """The sidebar's sentence ("I saw the man…" from other pages) is not shown beside the two
+    sentences compared: a note says the page types its own; in presentation mode too."""
+    at = run_page()
+    assert not at.sidebar.text_area
+    assert any("compares its own two sentences, A and B" in i.value for i in at.sidebar.info)
+    shown = open_app("two_readings", present="1")
+    assert not [t for t in shown.text_input if t.key == "text"]
+    assert any("compares its own sentences, A and B" in c.value for c in shown.caption)
+    assert shown.text_input(key="tr_a").value  # the page's own boxes are still there

@@ -226,3 +226,13 @@ def test_kovaleva_types():
     assert labels.tolist() == ["heterogeneous", "[CLS]-sink", "broad"]
     assert pt.kovaleva_types(m, labels).tolist() == ["vertical+diagonal", "vertical",
                                                       "heterogeneous (broad)"]
+
+
+def test_the_atlas_key_names_every_short_label_in_full():
+    """Every corner label a thumbnail can carry is spelled out ("het = heterogeneous"), and each
+    metric a table shows has a heading in words."""
+    key = pt.key_line()
+    for p in pt.PATTERNS:
+        assert p.short == p.label or f"{p.short} = {p.label}" in key
+    assert set(mt.NAMES) == set(mt.METRICS)
+    assert all(name != short for short, name in mt.NAMES.items())

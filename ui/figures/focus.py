@@ -30,11 +30,12 @@ def token_colors(labels, special, words: dict | None = None) -> list:
 
 
 def focus_grid(top, weight, labels, special, focus_label, height=None, title=None,
-               words: dict | None = None):
+               words: dict | None = None, max_chars: int = 8):
     """Where one query token attends in every head of every layer: an (L, H) grid whose cell is
     coloured by the top key (the argmax of that head's row) and labelled with it. Rows and
     columns are labelled L1.., H1.. (numbered from 1).
-    top: (L, H) key indices; weight: (L, H) the weight on that key; words: see token_colors."""
+    top: (L, H) key indices; weight: (L, H) the weight on that key; words: see token_colors;
+    max_chars: the longest cell text (narrow cells: fewer, so no label runs into the next)."""
     top, weight = np.asarray(top), np.asarray(weight, dtype=np.float32)
     L, H = top.shape
     keys = sorted(set(top.ravel().tolist()))  # the distinct targets, in sentence order
@@ -45,7 +46,7 @@ def focus_grid(top, weight, labels, special, focus_label, height=None, title=Non
     scale = []  # a stepwise colour scale: colour k fills [k/n, (k+1)/n]
     for k, t in enumerate(keys):
         scale += [[k / n, colors[t]], [(k + 1) / n, colors[t]]]
-    short = labels_of(labels, max_chars=8)  # cell text; the hover shows the whole token
+    short = labels_of(labels, max_chars=max_chars)  # cell text; the hover shows the whole token
     text = [[short[t] for t in row] for row in top.tolist()]
     full = np.array(labels_of(labels), dtype=object)[top]  # (L, H)
     focus = label(focus_label)

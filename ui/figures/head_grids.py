@@ -75,9 +75,9 @@ def map_change_figure(change, mask) -> go.Figure:
 
 
 def diff_grid_figure(diff, selected=None) -> go.Figure:
-    """Two readings: the focus word's change per head (L, H), clickable."""
+    """Two readings: the focus token's change per head (L, H), clickable."""
     d = np.asarray(diff)
-    return _head_grid(d, "Where the focus word looks: difference between the readings "
+    return _head_grid(d, "Where the focus token looks: difference between the readings "
                          "(click a head)", TV, text=np.vectorize(lambda v: f"{v:.2f}")(d),
                       zmin=0, zmax=1, colorscale="Oranges", selected=selected, selectable=True)
 

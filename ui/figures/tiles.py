@@ -112,7 +112,7 @@ def _token_axes(fig, labels, row, col, show_y=True):
 def side_by_side_figure(map_a, labels_a, map_b, labels_b, title_a, title_b,
                         focus_a=None, focus_b=None, height=440, max_tokens=128) -> go.Figure:
     """Two attention maps next to each other (they may differ in size), one colour scale 0..1.
-    focus_a / focus_b frame one query row (the focus word). Maps longer than max_tokens show
+    focus_a / focus_b frame one query row (the focus token). Maps longer than max_tokens show
     their first max_tokens rows and columns."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=(label(title_a), label(title_b)),
                         horizontal_spacing=0.12)
