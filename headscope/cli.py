@@ -64,7 +64,6 @@ def run(argv: list[str]) -> int:
     from ui import budget, models, threads  # noqa: F401  (models: see _warm)
 
     budget.return_freed_memory()  # before the model's tensors (ui/budget.py)
-    budget.cap_uploads()  # before any session can upload
     threads.limit()  # before the warm-up's forward pass (app.py sets it too)
     threading.Thread(target=_warm, name="headscope-warm-up", daemon=True).start()
     sys.argv = ["streamlit", "run", str(APP), *config_flags(), *argv]

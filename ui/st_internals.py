@@ -54,25 +54,27 @@ def cap_uploads(per_session: int, per_worker: int):
     but a session may PUT any number of them to /_stcore/upload_file and they stay in memory
     until the session ends. Past `per_session` bytes for one session, or `per_worker` bytes
     for the whole process, the PUT gets 413 and nothing is stored. Installed once per process,
-    on Streamlit's in-memory upload manager (the narrowest hook: the request handler calls
-    its add_file after reading the file)."""
+    by the first script run, on the server's in-memory upload manager (the narrowest hook: the
+    request handler calls its add_file after reading the file)."""
     global _UPLOADS_CAPPED
-    if _UPLOADS_CAPPED:
+    from streamlit.runtime import Runtime
+
+    if _UPLOADS_CAPPED or not Runtime.exists():  # AppTest has no Runtime: nothing to cap
         return
     from starlette.exceptions import HTTPException
-    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 
-    add_file = MemoryUploadedFileManager.add_file
+    mgr = Runtime.instance().uploaded_file_mgr
+    add_file = mgr.add_file  # the server's MemoryUploadedFileManager, bound
 
-    def capped_add_file(self, session_id, file):
+    def capped_add_file(session_id, file):
         with _UPLOAD_CAP:
-            with self._lock:
-                why = upload_refusal(dict(self.file_storage.get(session_id, {})),
-                                     self._total_bytes, file.file_id, len(file.data),
+            with mgr._lock:
+                why = upload_refusal(dict(mgr.file_storage.get(session_id, {})),
+                                     mgr._total_bytes, file.file_id, len(file.data),
                                      per_session, per_worker)
             if why is not None:
                 raise HTTPException(status_code=413, detail=f"Upload refused: {why}")
-            add_file(self, session_id, file)
+            add_file(session_id, file)
 
-    MemoryUploadedFileManager.add_file = capped_add_file
+    mgr.add_file = capped_add_file
     _UPLOADS_CAPPED = True
