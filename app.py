@@ -7,11 +7,12 @@ parameters (ui.page.Page); nothing here lists them.
 
 import streamlit as st
 
-from ui import link, page, sidebar, start_card, style, threads
+from ui import budget, link, page, sidebar, start_card, style, threads
 from ui.presentation import presenting
 from ui.st_internals import leave_legacy_pages_mode
 
 leave_legacy_pages_mode()
+budget.cap_uploads()  # once per process, on the server's upload manager
 threads.limit()  # one torch thread per process: the sessions share the cores
 st.set_page_config(page_title="headscope", page_icon=style.FAVICON, layout="wide")
 

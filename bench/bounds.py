@@ -4,10 +4,12 @@ seconds and peak RSS, and what it does to another session of the same worker mea
     .venv/bin/python bench/bounds.py [--only corpus_index ...] [--quick]
 
 Each action runs in a fresh child process (a worker with the model loaded and nothing else), so
-the peak RSS (ru_maxrss) is that action's on top of a fresh worker. In the same child a thread
-plays another student: it runs the bundled model on a new 12-word sentence again and again (the
-Explorer's Enter -> script finished is ~that forward pass plus ~0.15 s of page) and its p95 is
-printed, alone first and then while the action runs. Torch uses one thread, as in the app.
+the peak RSS (ru_maxrss) is that action's on top of a fresh worker. The child process is a
+real worker (`headscope run`, this file as its launcher) that runs the action in a thread of its
+own process, beside the app's sessions, with its own copy of the model; another student is a
+real session speaking the protocol (testkit.protocol.Session): Enter in the Explorer with a new
+12-word sentence, again and again, and its Enter -> script finished p95 is printed, alone first
+and then while the action runs. Torch uses one thread, as in the app.
 The machine's load average is printed with every figure: other work on a shared machine makes
 these numbers noisy. Also printed: the recall@10 that the corpus index's int8 (and float16)
 vectors keep against float32, on the same corpus.
@@ -49,13 +51,30 @@ def sentence_rows(n: int) -> str:
                    for i in range(1, n + 1))
 
 
-def neighbour(bert, stop: threading.Event, times: list):
+async def student(url: str, go: Path, done: Path, quick: bool) -> tuple:
+    """Another student on the same worker, speaking the protocol: Explorer reruns with a new
+    12-word sentence each (Enter -> script finished, seconds), for a few seconds alone, then
+    from the moment `go` is written until the action writes `done`."""
+    from testkit.protocol import Session, text_value
+
     rng = np.random.default_rng(0)
-    while not stop.is_set():
-        text = " ".join(rng.choice(WORDS, 12)) + "."
-        t = time.perf_counter()
-        bert.attend(text)
-        times.append(time.perf_counter() - t)
+    s = Session(url)
+    await s.connect()
+    await s.rerun()  # the first run: the Explorer, its widgets' ids
+    alone, during = [], []
+
+    async def enter():
+        run = await s.rerun({"text": text_value(" ".join(rng.choice(WORDS, 12)) + ".")})
+        return run.seconds if not run.error else float("nan")
+
+    t_end = time.perf_counter() + (5 if quick else 15)
+    while time.perf_counter() < t_end:
+        alone.append(await enter())
+    go.write_text("go")
+    while not done.exists():
+        during.append(await enter())
+    await s.close()
+    return alone, during
 
 
 def run_action(name: str, bert, quick: bool) -> dict:
@@ -136,34 +155,61 @@ def run_action(name: str, bert, quick: bool) -> dict:
     raise ValueError(name)
 
 
-def child(name: str, quick: bool):
-    import torch
+def serve(name: str, quick: bool, argv: list):
+    """A worker (`headscope run`, as make run) that also runs the action in a thread of its
+    own process, once the file HEADSCOPE_BOUNDS_GO exists, with its own copy of the model;
+    what it measured goes to HEADSCOPE_BOUNDS_DONE as json."""
+    go, done = Path(os.environ["HEADSCOPE_BOUNDS_GO"]), Path(os.environ["HEADSCOPE_BOUNDS_DONE"])
 
     import mha_core
 
-    torch.set_num_threads(1)
-    bert = mha_core.load_bert()
+    bert = mha_core.load_bert()  # before any other thread imports transformers
     bert.attend("warm up")
-    base_rss = rss_mb()
-    stop, alone, during = threading.Event(), [], []
-    t = threading.Thread(target=neighbour, args=(bert, stop, alone))
-    t.start()
-    time.sleep(3)
-    stop.set()
-    t.join()
-    stop = threading.Event()
-    t = threading.Thread(target=neighbour, args=(bert, stop, during))
-    t.start()
-    cpu, wall = time.thread_time(), time.perf_counter()  # this thread's CPU (torch: 1 thread)
-    out = run_action(name, bert, quick)
-    cpu, wall = time.thread_time() - cpu, time.perf_counter() - wall
-    stop.set()
-    t.join()
-    out.update(action=name, cpu=round(cpu, 2), wall=round(wall, 2),
-               base_rss=round(base_rss), peak_rss=round(rss_mb()),
-               p95_alone=round(float(np.percentile(alone, 95)) * 1000),
-               p95_during=round(float(np.percentile(during, 95)) * 1000) if during else None,
-               load=os.getloadavg()[0])
+
+    def action():
+        while not go.exists():
+            time.sleep(0.05)
+        base_rss = rss_mb()  # the worker with the app's sessions and this copy of the model
+        cpu, wall = time.thread_time(), time.perf_counter()  # this thread's CPU (1 torch thread)
+        try:
+            out = run_action(name, bert, quick)
+        except Exception as e:  # the student stops; the parent prints it as failed
+            out = dict(error=repr(e))
+        out.update(action=name, cpu=round(time.thread_time() - cpu, 2),
+                   wall=round(time.perf_counter() - wall, 2), base_rss=round(base_rss),
+                   peak_rss=round(rss_mb()), load=os.getloadavg()[0])
+        tmp = done.with_suffix(".tmp")
+        tmp.write_text(json.dumps(out))
+        tmp.rename(done)
+
+    threading.Thread(target=action, name="bounds-action", daemon=True).start()
+    from headscope.cli import run
+
+    sys.exit(run(argv[argv.index("run") + 2:] if "run" in argv else argv))
+
+
+def child(name: str, quick: bool):
+    """Start a worker running the action (serve) and play the other student against it."""
+    import asyncio
+    import tempfile
+
+    from testkit.server import start_app, stop_app
+
+    tmp = Path(tempfile.mkdtemp(prefix=f"bounds-{name}-"))
+    go, done = tmp / "go", tmp / "done.json"
+    proc, url = start_app(tmp / "server.log", launcher=(__file__, "--quick" if quick else
+                                                        "--no-quick", "--serve", name),
+                          env_extra={"HEADSCOPE_BOUNDS_GO": str(go),
+                                     "HEADSCOPE_BOUNDS_DONE": str(done)})
+    try:
+        alone, during = asyncio.run(student(url, go, done, quick))
+    finally:
+        stop_app(proc)
+    out = json.loads(done.read_text())
+    if "error" in out:
+        sys.exit(f"{name}: {out['error']}")
+    p95 = lambda xs: round(float(np.nanpercentile(xs, 95)) * 1000) if xs else None  # noqa: E731
+    out.update(p95_alone=p95(alone), p95_during=p95(during), n_during=len(during))
     print(json.dumps(out))
 
 
@@ -188,14 +234,26 @@ def recall(quick: bool):
         print(f"  recall@10 of {np.dtype(dtype).name:8s} vs float32: {np.mean(got):.4f} "
               f"(min {min(got):.1f}) over {len(queries):,} queries, {len(ref):,} tokens; "
               f"load {os.getloadavg()[0]:.2f}")
+    # int8 with one scale per dimension (the few large dimensions no longer set every row's
+    # step): v ~= stored * dim_scale, and a query scores stored @ (q * dim_scale)
+    dim_scale = np.abs(ref.vectors).max(axis=0) / 127.0  # (D,)
+    dim_scale[dim_scale == 0] = 1.0
+    V = np.rint(ref.vectors / dim_scale).astype(np.int8).astype(np.float32) * dim_scale  # (N, D)
+    got = [len(top(V, q) & top(ref.vectors, q)) / 10 for q in queries]
+    print(f"  recall@10 of int8/dim  vs float32: {np.mean(got):.4f} (min {min(got):.1f}); "
+          f"load {os.getloadavg()[0]:.2f}")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", nargs="+", choices=ACTIONS + ["recall"])
     ap.add_argument("--quick", action="store_true", help="smaller worst cases (a smoke run)")
+    ap.add_argument("--no-quick", dest="quick", action="store_false")
     ap.add_argument("--child")
-    args = ap.parse_args()
+    ap.add_argument("--serve", help="as a worker's launcher: the app, and this action in it")
+    args, rest = ap.parse_known_args()
+    if args.serve:
+        return serve(args.serve, args.quick, rest)
     if args.child:
         return recall(args.quick) if args.child == "recall" else child(args.child, args.quick)
     print(f"load average before: {os.getloadavg()}  (2 cores, shared)")
@@ -214,6 +272,7 @@ def main():
         r = json.loads(done.stdout.strip().splitlines()[-1])
         print(f"{name:18s} {r['cpu']:6.1f} {r['wall']:6.1f} {r['peak_rss']:6d} MB "
               f"{r['base_rss']:4d} MB {r['p95_alone']:12d} -> {r['p95_during']} ms "
+              f"(n={r['n_during']}) "
               f"{r['load']:6.2f}  {r['detail']}")
     print(f"load average after: {os.getloadavg()}")
 

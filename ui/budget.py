@@ -30,6 +30,16 @@ from .models import CACHE_TTL
 
 MB = 2**20
 CORPUS_BUDGET = max(1, int(os.environ.get("HEADSCOPE_CORPUS_MB", "160"))) * MB
+# Uploads Streamlit keeps in memory until a session ends (ui.st_internals.cap_uploads): two
+# full-size treebanks per session (one while its replacement arrives), ten per worker.
+UPLOAD_SESSION_BUDGET = 20 * MB
+UPLOAD_WORKER_BUDGET = max(1, int(os.environ.get("HEADSCOPE_UPLOAD_MB", "100"))) * MB
+
+
+def cap_uploads():
+    from .st_internals import cap_uploads as install
+
+    install(UPLOAD_SESSION_BUDGET, UPLOAD_WORKER_BUDGET)
 
 
 _HEAVY = threading.RLock()  # one heavy computation at a time per worker (re-entrant)

@@ -1,5 +1,8 @@
-"""The one module that touches Streamlit's internals. tests/unit/test_streamlit_internals.py
-fails with a clear message when a Streamlit upgrade removes what is used here."""
+"""The one module that touches Streamlit's internals (the legacy pages switch, the upload
+cap). tests/unit/test_streamlit_internals.py fails with a clear message when a Streamlit
+upgrade removes what is used here."""
+
+import threading
 
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
@@ -25,3 +28,53 @@ def leave_legacy_pages_mode():
         _LEGACY_MODE_LEFT = True
         PagesManager.uses_pages_directory = False
         st.rerun()
+
+
+_UPLOAD_CAP = threading.Lock()  # one capped add_file at a time: the check and the add together
+_UPLOADS_CAPPED = False
+
+
+def upload_refusal(stored: dict, total: int, file_id: str, size: int,
+                   per_session: int, per_worker: int) -> str | None:
+    """Why a file of `size` bytes may not be added, or None. `stored` is the session's files
+    (id -> record with .data), `total` the bytes every session holds; a file sent again under
+    the same id replaces the old one."""
+    old = stored.get(file_id)
+    replaced = len(old.data) if old is not None else 0
+    mine = sum(len(f.data) for f in stored.values()) - replaced + size
+    if mine > per_session:
+        return f"this session already holds {per_session // 2**20} MB of uploads"
+    if total - replaced + size > per_worker:
+        return f"this server's workers hold {per_worker // 2**20} MB of uploads already"
+    return None
+
+
+def cap_uploads(per_session: int, per_worker: int):
+    """Bound what Streamlit keeps of uploads: each file is checked against server.maxUploadSize,
+    but a session may PUT any number of them to /_stcore/upload_file and they stay in memory
+    until the session ends. Past `per_session` bytes for one session, or `per_worker` bytes
+    for the whole process, the PUT gets 413 and nothing is stored. Installed once per process,
+    by the first script run, on the server's in-memory upload manager (the narrowest hook: the
+    request handler calls its add_file after reading the file)."""
+    global _UPLOADS_CAPPED
+    from streamlit.runtime import Runtime
+
+    if _UPLOADS_CAPPED or not Runtime.exists():  # AppTest has no Runtime: nothing to cap
+        return
+    from starlette.exceptions import HTTPException
+
+    mgr = Runtime.instance().uploaded_file_mgr
+    add_file = mgr.add_file  # the server's MemoryUploadedFileManager, bound
+
+    def capped_add_file(session_id, file):
+        with _UPLOAD_CAP:
+            with mgr._lock:
+                why = upload_refusal(dict(mgr.file_storage.get(session_id, {})),
+                                     mgr._total_bytes, file.file_id, len(file.data),
+                                     per_session, per_worker)
+            if why is not None:
+                raise HTTPException(status_code=413, detail=f"Upload refused: {why}")
+            add_file(session_id, file)
+
+    mgr.add_file = capped_add_file
+    _UPLOADS_CAPPED = True

@@ -49,7 +49,7 @@ def test_headers_say_nothing_about_the_inside(served):
 
 
 def put_upload(base: str, session_id: str, xsrf: str, affinity: str, size: int,
-               send: int) -> int:
+               send: int, file_id: str | None = None) -> int:
     """PUT a file of `size` bytes (Content-Length says so) to the session's upload endpoint,
     sending only `send` bytes of it; the response status."""
     u = urlsplit(base)
@@ -58,7 +58,8 @@ def put_upload(base: str, session_id: str, xsrf: str, affinity: str, size: int,
             f"filename=\"x.conllu\"\r\nContent-Type: text/plain\r\n\r\n").encode()
     tail = f"\r\n--{boundary}--\r\n".encode()
     conn = http.client.HTTPConnection(u.hostname, u.port, timeout=60)
-    conn.putrequest("PUT", f"/_stcore/upload_file/{session_id}/{secrets.token_hex(8)}")
+    conn.putrequest("PUT", f"/_stcore/upload_file/{session_id}/"
+                         f"{file_id or secrets.token_hex(8)}")
     conn.putheader("Content-Type", f"multipart/form-data; boundary={boundary}")
     conn.putheader("Content-Length", str(len(head) + size + len(tail)))
     conn.putheader("Cookie", f"_streamlit_xsrf={xsrf}; headscope_affinity={affinity}")

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from testkit.proxy import NGINX
+from testkit.server import free_port
 from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -138,6 +139,48 @@ def test_template_rendered_as_compose_does_is_a_valid_nginx_configuration(tmp_pa
         + "".join(f"    {kind}_temp_path {tmp_path}/temp/{kind};\n"
                   for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
         + f"    include {tmp_path}/site.conf;\n}}\n")
+    out = subprocess.run([NGINX, "-t", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf"),
+                          "-e", str(tmp_path / "error.log")], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+MAIN = DEPLOY / "nginx" / "nginx.conf"
+MAX_REPLICAS = 8  # what deploy/nginx/nginx.conf says it is sized for
+
+
+def directive(name: str) -> int:
+    return int(re.search(rf"^\s*{name} (\d+);", MAIN.read_text(), re.M).group(1))
+
+
+def test_compose_proxy_has_worker_connections_for_its_replicas(compose):
+    """Not the nginx image's 1,024: serve_many's sizing for up to MAX_REPLICAS, one process."""
+    from deploy.serve_many import worker_connections
+
+    proxy = compose["services"]["proxy"]
+    mounts = {dst: (DEPLOY / src).resolve() for src, dst, *_ in
+              (v.split(":") for v in proxy["volumes"])}
+    assert mounts["/etc/nginx/nginx.conf"] == MAIN
+    assert compose["services"]["app"]["deploy"]["replicas"] <= MAX_REPLICAS
+    assert directive("worker_processes") == 1  # worker_connections is then the proxy's total
+    assert directive("worker_connections") >= worker_connections(MAX_REPLICAS) > 1024
+    assert directive("worker_rlimit_nofile") >= directive("worker_connections") + 256
+    assert proxy["ulimits"]["nofile"]["hard"] >= directive("worker_rlimit_nofile")
+
+
+def test_compose_main_configuration_is_valid_for_nginx(tmp_path, compose):
+    """`nginx -t` of deploy/nginx/nginx.conf with the rendered template where the image puts
+    it, and paths of this machine in place of the image's (no user "nginx" here)."""
+    require(NGINX is not None, "nginx is not installed (apt-get install nginx; .ci/run does)")
+    (tmp_path / "temp").mkdir()
+    site = tmp_path / "site.conf"
+    site.write_text(f"server {{ listen 127.0.0.1:{free_port()}; return 204; }}\n")
+    conf = (MAIN.read_text().replace("user nginx;", "")
+            .replace("/var/log/nginx/", f"{tmp_path}/").replace("/var/run/", f"{tmp_path}/")
+            .replace("/etc/nginx/conf.d/*.conf", str(site))
+            .replace("http {", "http {\n" + "".join(
+                f"    {kind}_temp_path {tmp_path}/temp/{kind};\n"
+                for kind in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))))
+    (tmp_path / "nginx.conf").write_text(conf)
     out = subprocess.run([NGINX, "-t", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf"),
                           "-e", str(tmp_path / "error.log")], capture_output=True, text=True)
     assert out.returncode == 0, out.stderr

@@ -20,3 +20,13 @@ def test_apptest_still_builds_its_pages_manager_where_the_harness_patches_it():
         f"Streamlit {streamlit.__version__}'s AppTest no longer imports PagesManager: "
         "testkit/apptest.py's frame mode patches nothing, and AppTest would run pages in the "
         "legacy pages/ mode")
+
+
+def test_the_upload_manager_still_has_what_the_upload_cap_reads():
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+
+    mgr = MemoryUploadedFileManager("/_stcore/upload_file")
+    assert callable(MemoryUploadedFileManager.add_file)
+    assert all(hasattr(mgr, a) for a in ("file_storage", "_total_bytes", "_lock")), (
+        f"Streamlit {streamlit.__version__}'s MemoryUploadedFileManager changed: "
+        "ui/st_internals.cap_uploads must be rewritten for this version")
