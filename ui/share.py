@@ -40,16 +40,24 @@ def links() -> tuple:
     return students, students + ("&" if query else "?") + "present=1"
 
 
-def qr_code(link: str) -> segno.QRCode:
+def qr_code(link: str) -> segno.QRCode | None:
     """The QR code of a link: error correction M (a projected code loses contrast, not
-    modules), the smallest version that holds it (segno picks it)."""
-    return segno.make_qr(link, error="m")
+    modules), the smallest version that holds it (segno picks it); None when no QR code holds
+    it (about 2,300 bytes: a long sentence in the link)."""
+    try:
+        return segno.make_qr(link, error="m")
+    except segno.DataOverflowError:
+        return None
 
 
-def qr_png(link: str) -> bytes:
-    """The link's QR code as a PNG, black on white with the standard 4-module quiet zone."""
+def qr_png(link: str) -> bytes | None:
+    """The link's QR code as a PNG, black on white with the standard 4-module quiet zone; None
+    where qr_code gives none."""
+    code = qr_code(link)
+    if code is None:
+        return None
     out = io.BytesIO()
-    qr_code(link).save(out, kind="png", scale=8, border=4)
+    code.save(out, kind="png", scale=8, border=4)
     return out.getvalue()
 
 
@@ -68,8 +76,13 @@ def refresh():
             text.caption("This view, for the students' screens (the copy icon is at the right "
                          "of the box), and its QR code for their phones:")
             text.code(students, language=None, wrap_lines=True)
-            if students.startswith(("http://", "https://")):
-                code.image(qr_png(students), width=QR_PX, caption="Scan to open this view")
+            png = qr_png(students) if students.startswith(("http://", "https://")) else None
+            if png is not None:
+                code.image(png, width=QR_PX, caption="Scan to open this view")
+            elif students.startswith(("http://", "https://")):
+                code.caption(f"This link ({len(students.encode()):,} bytes) is too long for a QR "
+                             "code (they hold about 2,300): a shorter sentence gives one. The "
+                             "link above still works.")
             else:  # no address known (a test harness): a QR code of "./" would open nothing
                 code.caption("The QR code needs the server's address; open the app through it.")
             text.caption("The same view for a projector (presentation mode):")

@@ -134,7 +134,7 @@ def headscope_serve_answers_through_nginx(installed, tmp_path):
         proc = subprocess.Popen(
             [str(installed / "bin" / "headscope"), "serve", "--workers", "1", "--port",
              str(free_port()), "--address", "127.0.0.1", "--run-dir", str(run_dir),
-             "--nginx", NGINX], cwd=tmp_path, env=clean_env(), stdout=log,
+             "--nginx", NGINX, "--upstream-header"], cwd=tmp_path, env=clean_env(), stdout=log,
             stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 300

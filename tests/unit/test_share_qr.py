@@ -28,3 +28,10 @@ def test_the_qr_code_decodes_to_the_link(link):
 
 def test_a_different_link_gives_a_different_code():
     assert qr_png(LINKS[0]) != qr_png(LINKS[0] + "&head=3")
+
+
+def test_a_link_too_long_for_any_qr_code_gives_none_and_no_error():
+    # 2,000 CJK characters in the link: 18 kB percent-encoded, past version 40's ~2,300 bytes
+    link = "http://localhost:8501/?text=" + "%E6%BC%A2" * 2000
+    assert qr_png(link) is None
+    assert qr_png(link[:300]) is not None  # the same kind of link, short, still has one
