@@ -9,10 +9,16 @@ where pk = key(LN(R)) and pq = query(LN(R)) are the layer's own key and query pr
 the shared relative-position embeddings R (2S rows: distances -S..S-1 after bucketing). Distances
 are log-bucketed: exact below S/2, log-compressed beyond, clamped at +-S.
 
-Shape letters: B batch, T tokens, D hidden size, H heads, K head size, S position buckets.
+Since bucket(j - i) = -bucket(i - j), both terms read the same row of R for the pair (i, j):
+row r(i, j) = S + bucket(i - j). So one (T, T) index serves both gathers:
+c2p[i, j] = (q pkᵀ)[i, r(i, j)] and p2c[i, j] = (pq kᵀ)[r(i, j), j].
+
+Shape letters: B batch, T tokens, D hidden size, H heads, K head size, S position buckets,
+N the rows of R that T tokens use (at most min(2S, 2T - 1)).
 """
 
 import math
+from functools import lru_cache
 
 import torch
 import torch.nn as nn
@@ -32,6 +38,24 @@ def log_buckets(rel: torch.Tensor, buckets: int, max_position: int) -> torch.Ten
     return torch.where(far <= mid, rel.type_as(log_pos), log_pos * sign).long()
 
 
+@lru_cache(maxsize=8)
+def relative_rows(T: int, span: int, buckets: int, max_position: int, device=None):
+    """(rows (T, T) long, lo, N): the row of R that the pair (i, j) reads is
+    r(i, j) = S + bucket(i - j), clamped to R's 2S rows; T tokens use rows lo..lo + N - 1 only,
+    and rows[i, j] = r(i, j) - lo. Built once per (T, config), not once per layer and head
+    (transformers builds it once per forward); cached like mha_core.rotary's tables: an ordinary
+    tensor made outside inference mode, never written to, so any forward in any thread may read
+    it."""
+    with torch.inference_mode(False), torch.no_grad():
+        pos = torch.arange(T, device=device)
+        rel = pos[:, None] - pos[None, :]  # (T, T): i - j
+        if buckets > 0:
+            rel = log_buckets(rel, buckets, max_position)
+        rows = (rel + span).clamp(0, 2 * span - 1)  # (T, T)
+        lo, hi = int(rows.min()), int(rows.max())
+        return rows - lo, lo, hi - lo + 1
+
+
 class RelativePositions(nn.Module):
     """The encoder's shared relative-position embeddings R (2S, D) and their LayerNorm."""
 
@@ -42,16 +66,12 @@ class RelativePositions(nn.Module):
         self.embeddings = nn.Embedding(2 * self.span, cfg.hidden_size)
         self.norm = nn.LayerNorm(cfg.hidden_size, eps=cfg.layer_norm_eps)
 
-    def table(self):
-        return self.norm(self.embeddings.weight)  # (2S, D)
-
-    def distances(self, T: int, device=None):
-        """(T, T) bucket of i - j."""
-        pos = torch.arange(T, device=device)
-        rel = pos[:, None] - pos[None, :]  # (T, T)
-        if self.cfg.position_buckets > 0:
-            rel = log_buckets(rel, self.cfg.position_buckets, self.cfg.max_relative_positions)
-        return rel
+    def rows(self, T: int, device=None):
+        """(rows (T, T) into the rows T tokens use, LN(R) of those rows only (N, D)): the
+        LayerNorm is per row, so normalising the used rows alone gives the same numbers."""
+        rows, lo, n = relative_rows(T, self.span, self.cfg.position_buckets,
+                                    self.cfg.max_relative_positions, device)
+        return rows, self.norm(self.embeddings.weight[lo:lo + n])  # (T, T), (N, D)
 
 
 class DisentangledAttention(MultiHeadSelfAttention):
@@ -64,23 +84,22 @@ class DisentangledAttention(MultiHeadSelfAttention):
         self.__dict__["positions"] = positions
 
     def scores(self, q, k):
-        """c2c + c2p + p2c, each over sqrt((1 + n_terms) K): (B, H, T, T)."""
-        T, K = q.size(2), q.size(-1)
+        """c2c + c2p + p2c, each over sqrt((1 + n_terms) K): (B, H, T, T). Divided and summed in
+        transformers' order (c2c + (c2p + p2c)), so the maps are bit-for-bit its maps; the
+        (T, T) terms are divided and summed in place."""
+        B, H, T, K = q.shape
         scale = math.sqrt(K * (1 + len(self.terms)))
         scores = q @ (k.transpose(-2, -1) / scale)  # (B, H, T, T): content to content
-        pos = self.positions
-        S = pos.span
-        R = pos.table()[None]  # (1, 2S, D)
-        rel = pos.distances(T, q.device)  # (T, T)
-        extra = 0
+        rows, R = self.positions.rows(T, q.device)  # (T, T), (N, D)
+        rows = rows.expand(B, H, T, T)  # a view: the same rows for every head
+        pos = None
         if "c2p" in self.terms:
-            pk = split_heads(self.key(R), self.n_heads)  # (1, H, 2S, K)
-            c2p = q @ pk.transpose(-2, -1)  # (B, H, T, 2S)
-            at = (rel + S).clamp(0, 2 * S - 1).expand(*c2p.shape[:2], T, T)  # (B, H, T, T)
-            extra = extra + c2p.gather(-1, at) / scale
+            pk = split_heads(self.key(R)[None], H)  # (1, H, N, K): one projection per layer
+            c2p = q @ pk.transpose(-2, -1)  # (B, H, T, N): query i against each distance row
+            pos = c2p.gather(-1, rows).div_(scale)  # (B, H, T, T): [i, j] = c2p[i, rows[i, j]]
         if "p2c" in self.terms:
-            pq = split_heads(self.query(R), self.n_heads)  # (1, H, 2S, K)
-            p2c = k @ pq.transpose(-2, -1)  # (B, H, T, 2S): key j against distance rows
-            at = (-rel + S).clamp(0, 2 * S - 1).expand(*p2c.shape[:2], T, T)  # (B, H, T, T)
-            extra = extra + p2c.gather(-1, at).transpose(-2, -1) / scale
-        return scores + extra  # (B, H, T, T)
+            pq = split_heads(self.query(R)[None], H)  # (1, H, N, K)
+            p2c = pq @ k.transpose(-2, -1)  # (B, H, N, T): each distance row against key j
+            p2c = p2c.gather(-2, rows).div_(scale)  # (B, H, T, T): [i, j] = p2c[rows[i, j], j]
+            pos = p2c if pos is None else pos.add_(p2c)
+        return scores if pos is None else scores.add_(pos)
