@@ -52,14 +52,19 @@ def test_maps_hidden_states_and_heads_equal_transformers(saved, name):
     hs, att, logits = hf_outputs(hf, ids, mask, types)
     with torch.no_grad():
         out = ours(ids, mask, token_type_ids=types)
-    real = mask.bool()  # (B, T); padded query rows are not compared (DeBERTa spreads them)
     assert len(out.attentions) == len(att) == cfg.num_hidden_layers
     assert len(out.hidden_states) == len(hs)
-    for a, b in zip(att, out.attentions):  # (B, H, T, T)
-        torch.testing.assert_close(b.transpose(1, 2)[real], a.transpose(1, 2)[real], atol=1e-5,
-                                   rtol=0)
+    for a, b in zip(att, out.attentions):  # (B, H, T, T): padded query rows included
+        torch.testing.assert_close(b, a, atol=1e-5, rtol=0)
     for a, b in zip(hs, out.hidden_states):  # (B, T, D)
-        torch.testing.assert_close(b[real], a[real], atol=1e-5, rtol=0)
+        torch.testing.assert_close(b, a, atol=1e-5, rtol=0)
+    if name == "deberta":
+        # DeBERTa masks query rows too (outer(mask, mask)): every score of a padded query row is
+        # the lowest float, so the row is uniform over all T keys, padded ones included
+        padded = out.attentions[0][1, :, 14:]  # (H, T - 14, T)
+        torch.testing.assert_close(padded, torch.full_like(padded, 1 / ids.size(1)), atol=1e-7,
+                                   rtol=0)
+        assert not out.hidden_states[0][1, 14:].any()  # the embeddings zero padded tokens
     with torch.no_grad():
         if name == "electra-discriminator":
             assert ours.mlm is None
@@ -67,7 +72,7 @@ def test_maps_hidden_states_and_heads_equal_transformers(saved, name):
         else:
             assert ours.replaced is None
             mine = ours.mlm_logits(out.last_hidden_state)  # (B, T, V)
-    torch.testing.assert_close(mine[real], logits[real], atol=1e-4, rtol=0)
+    torch.testing.assert_close(mine, logits, atol=1e-4, rtol=0)
 
 
 @pytest.mark.parametrize("name", ["roberta", "albert", "modernbert"])
@@ -141,5 +146,36 @@ def test_modernbert_tables_built_once_serve_inference_and_gradient_forwards(save
     assert x.grad is not None
     assert rotary.cache_info().misses == 2  # one table per layer kind (global, local)
     assert band_mask.cache_info().misses == 1  # one band, shared by every local layer
+    for a, b in zip(first, ref):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=0)
+
+
+def test_deberta_positions_built_once_serve_inference_and_gradient_forwards(saved):
+    """DeBERTa's (T, T) rows of R are built once per (T, config), not per layer: equal to
+    transformers' own relative positions, read by an inference forward and then by one that
+    needs gradients (an inference tensor in the cache would break the second)."""
+    from transformers.models.deberta_v2.modeling_deberta_v2 import build_relative_position
+
+    from mha_core.disentangled import relative_rows
+
+    hf, d = saved["deberta"]
+    cfg, ours = load_checkpoint(d)
+    relative_rows.cache_clear()
+    ids, mask, _ = batch(cfg, T=23)
+    S = cfg.position_buckets
+    with torch.no_grad():
+        ref = hf(ids, attention_mask=mask, output_attentions=True).attentions
+    with torch.inference_mode():
+        first = ours(ids, attention_mask=mask).attentions
+    assert relative_rows.cache_info().misses == 1  # one table for both layers
+    rows, lo, n = relative_rows(23, S, S, cfg.max_relative_positions)
+    x = torch.zeros(1, 23, 1)
+    theirs = build_relative_position(x, x, S, cfg.max_relative_positions)[0]  # (T, T)
+    assert torch.equal(rows + lo, (theirs + S).clamp(0, 2 * S - 1))
+    assert int(rows.min()) == 0 and n == int(rows.max()) + 1  # rows lo..lo + n - 1 only
+    x = ours.embeddings(ids, None, mask).detach().requires_grad_(True)
+    out, _ = ours.layer(1).attn(x, ours.mask(mask))
+    out.sum().backward()  # would fail on a cached inference tensor
+    assert x.grad is not None
     for a, b in zip(first, ref):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=0)
