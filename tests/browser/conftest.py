@@ -54,3 +54,21 @@ def component_url(tmp_path_factory):
     proc, url = start_app(log, script=Path(__file__).with_name("component_app.py"))
     yield url
     stop_app(proc)
+
+
+# The six tiny random families of issue 21 (testkit/families.py), offered as tiny-<family>
+FAMILIES = ["roberta", "distilbert", "electra-discriminator", "albert", "deberta", "modernbert"]
+
+
+@pytest.fixture(scope="session")
+def family_app(tmp_path_factory):
+    """One server offering a tiny random model of every family through HEADSCOPE_MODELS:
+    (base url, {family: saved directory})."""
+    from testkit.families import save_tiny_family
+
+    require_chromium()
+    saved = {f: save_tiny_family(f, tmp_path_factory.mktemp(f) / f) for f in FAMILIES}
+    env = {"HEADSCOPE_MODELS": ";".join(f"tiny-{f}={p}" for f, p in saved.items())}
+    proc, url = start_app(tmp_path_factory.mktemp("families") / "streamlit.log", env_extra=env)
+    yield url, saved
+    stop_app(proc)

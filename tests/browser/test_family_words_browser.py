@@ -1,35 +1,17 @@
 """The Explorer in chromium on a tiny byte-level BPE model (RoBERTa) and a SentencePiece/Unigram
-model (ALBERT), offered through HEADSCOPE_MODELS to a server of its own: the grid is drawn
-(data-drawn), and with "Whole words" on it shows one label per word exactly as the tokenizer's
-word_ids() groups the pieces (computed here from the tokenizer, not from headscope's code)."""
+model (ALBERT), offered through HEADSCOPE_MODELS (conftest's family_app: one server for every
+tiny family): the grid is drawn (data-drawn), and with "Whole words" on it shows one label per
+word exactly as the tokenizer's word_ids() groups the pieces (computed here from the
+tokenizer, not from headscope's code)."""
 
 from urllib.parse import quote
 
 import pytest
 
-from testkit.families import save_tiny_family
-from testkit.server import start_app, stop_app
-
 FAMILIES = ["roberta", "albert"]
 TEXT = "The animal didn't cross the street."
 SHOWS = """([sel, drawn]) => document.querySelector(sel)?.dataset.drawn === drawn"""
 GRID = ".st-key-ex_grid [data-drawn]"
-
-
-@pytest.fixture(scope="module")
-def family_app(tmp_path_factory, require_chromium_once):
-    saved = {f: save_tiny_family(f, tmp_path_factory.mktemp(f) / f) for f in FAMILIES}
-    env = {"HEADSCOPE_MODELS": ";".join(f"tiny-{f}={p}" for f, p in saved.items())}
-    proc, url = start_app(tmp_path_factory.mktemp("server") / "streamlit.log", env_extra=env)
-    yield url, saved
-    stop_app(proc)
-
-
-@pytest.fixture(scope="module")
-def require_chromium_once():
-    from tests.browser.conftest import require_chromium
-
-    require_chromium()
 
 
 def expected_labels(tok, text, words: bool) -> list:
