@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from testkit.models import hf_mlm_reference, save_tiny_bert, save_tiny_mlm_bert
+from testkit.schedule import by_cost
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never download
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -36,6 +37,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(getattr(pytest.mark, folder))
             if not item.get_closest_marker("timeout"):
                 item.add_marker(pytest.mark.timeout(FOLDERS[folder]))
+    by_cost(items, TESTS)  # the costliest modules first (testkit/schedule.py)
 
 
 def require(condition: bool, reason: str):
