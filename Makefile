@@ -37,15 +37,17 @@ lint: $(VENV)/.dev
 
 # pytest exits 5 when it collected no tests; that must fail the run, never pass it.
 # Both cores (pytest-xdist): each worker starts its own app server and chromium for the browser
-# tests. JOBS=0 runs it in one process.
+# tests. A module goes whole to one worker, the costliest modules first (testkit/schedule.py).
+# JOBS=0 runs it in one process.
 JOBS ?= 2
+DIST := --dist loadscope --no-loadscope-reorder
 test: $(VENV)/.dev lint
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(JOBS); rc=$$?; \
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -n $(JOBS) $(DIST); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
 # Everything but the browser, fuzz and slow tests, on both cores (pytest-xdist).
 test-fast: $(VENV)/.dev lint
-	HF_HUB_OFFLINE=1 $(PY) -m pytest -m "not browser and not fuzz and not slow" -n 2 -q; rc=$$?; \
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -m "not browser and not fuzz and not slow" -n 2 $(DIST) -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing"; exit 1; fi; exit $$rc
 
 # requirements*.txt from pyproject.toml, the one list of dependencies (tests/unit/test_packaging.py

@@ -12,6 +12,7 @@ A test may also carry `slow` (a cross-check of seconds, e.g. against an independ
 implementation on a treebank). `make test-fast` runs everything but browser, fuzz and slow.
 """
 
+import fcntl
 import json
 import os
 from pathlib import Path
@@ -19,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from testkit.models import hf_mlm_reference, save_tiny_bert, save_tiny_mlm_bert
+from testkit.schedule import by_cost
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # tests never download
 CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
@@ -36,6 +38,7 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(getattr(pytest.mark, folder))
             if not item.get_closest_marker("timeout"):
                 item.add_marker(pytest.mark.timeout(FOLDERS[folder]))
+    by_cost(items, TESTS)  # the costliest modules first (testkit/schedule.py)
 
 
 def require(condition: bool, reason: str):
@@ -52,12 +55,27 @@ def tiny_dir(tmp_path_factory) -> Path:
     return save_tiny_bert(tmp_path_factory.mktemp("tiny") / "tiny-bert")
 
 
+def built_once(tmp_path_factory, name: str, build) -> Path:
+    """A folder built once for the whole run, not once per pytest-xdist worker: the workers
+    share their base temp folder's parent; the first one builds under a file lock, the others
+    wait for it and reuse the folder."""
+    root = tmp_path_factory.getbasetemp()
+    root = root.parent if os.environ.get("PYTEST_XDIST_WORKER") else root
+    path, done = root / name, root / f"{name}.done"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not done.exists():
+            build(path)
+            done.touch()
+    return path
+
+
 @pytest.fixture(scope="session")
 def base_dir(tmp_path_factory) -> Path:
     """A random BERT of bert-base's shape (12 layers x 12 heads, hidden 768) with the tiny
-    vocabulary: the analyses must work at that size too."""
-    return save_tiny_bert(tmp_path_factory.mktemp("base") / "base-shaped", layers=12, heads=12,
-                          hidden=768)
+    vocabulary: the analyses must work at that size too. (~340 MB: built once per run.)"""
+    return built_once(tmp_path_factory, "base-shaped", lambda path: save_tiny_bert(
+        path, layers=12, heads=12, hidden=768))
 
 
 @pytest.fixture(scope="session")

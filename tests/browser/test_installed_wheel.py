@@ -2,14 +2,20 @@
 `headscope --help`, `import headscope` with no checkout on sys.path, and `headscope run` started
 from another directory draws the Explorer in chromium.
 
-Slow: the build takes ~2 s, the install ~1-2 min (torch from the machine's local wheel, the rest
-from pip's cache), the app's start and first draw ~20 s (tests/README: docs/testing.md).
+The new environment gets the wheel's dependencies from the project's own virtualenv (a .pth
+line naming its site-packages; `venv --system-site-packages` would name the base Python's) and
+the wheel itself with `pip install --no-deps`: the only files of headscope, mha_core, ui and
+pages it can import are the wheel's, and each requirement in the wheel's metadata must be met
+there. (Installing torch, Streamlit and transformers again took ~1.5 min and proved only
+pip's resolver; tests/unit/test_packaging.py compares the requirements with pyproject.toml.)
+Slow: the build ~2 s, the install ~2 s, the app's start and first draw ~20 s (docs/testing.md).
 """
 
 import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import time
 import urllib.request
 from pathlib import Path
@@ -23,7 +29,19 @@ from tests.conftest import require
 
 # One test, not three: pytest-xdist would build and install the wheel once per worker.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
-
+# The project's installed dependencies (its virtualenv's site-packages): none of our own code
+DEPS = sorted({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")})
+OURS = ("headscope", "mha_core", "ui", "pages", "app.py")
+# Each requirement of the installed wheel (its metadata; extras left out) is met in the new venv
+REQUIREMENTS_MET = """
+from importlib.metadata import requires, version
+from packaging.requirements import Requirement
+wanted = [Requirement(r) for r in requires("headscope")]
+assert {"torch", "streamlit", "transformers"} <= {r.name for r in wanted}, wanted
+for r in wanted:
+    if r.marker is None or r.marker.evaluate({"extra": ""}):
+        assert r.specifier.contains(version(r.name), prereleases=True), (str(r), version(r.name))
+"""
 
 
 def source_copy(dest: Path) -> Path:
@@ -40,7 +58,8 @@ def source_copy(dest: Path) -> Path:
 
 
 def install(tmp: Path) -> Path:
-    """A fresh venv in tmp holding the wheel built from a copy of the checkout."""
+    """A fresh venv in tmp holding the wheel built from a copy of the checkout, on top of the
+    project's installed dependencies."""
     src = source_copy(tmp / "src")
     t0 = time.perf_counter()
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
@@ -48,11 +67,18 @@ def install(tmp: Path) -> Path:
     built = time.perf_counter() - t0
     wheel, = (tmp / "dist").glob("headscope-*.whl")
     venv = tmp / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = str(venv / "bin" / "python")
+    new_site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path("
+                               "'purelib'))"], check=True, capture_output=True, text=True)
+    (Path(new_site.stdout.strip()) / "project_deps.pth").write_text("\n".join(DEPS) + "\n")
     t0 = time.perf_counter()
-    subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", str(wheel)],
-                   check=True, cwd=tmp)
+    pip = [sys.executable, "-m", "pip", "--python", python]
+    subprocess.run([*pip, "install", "-q", "--no-deps", str(wheel)], check=True, cwd=tmp)
     print(f"wheel built in {built:.1f} s, installed in {time.perf_counter() - t0:.1f} s")
+    out = subprocess.run([python, "-c", REQUIREMENTS_MET], capture_output=True, text=True,
+                         cwd=tmp)
+    assert out.returncode == 0, out.stderr  # every requirement of the wheel is installed
     return venv
 
 
@@ -78,10 +104,14 @@ def help_lists_the_commands(installed, tmp_path):
 
 
 def imports_with_no_repository_on_sys_path(installed, tmp_path):
+    for folder in DEPS:  # the dependencies' folder holds none of our code
+        assert not [n for n in OURS if (Path(folder) / n).exists()], folder
     code = (
-        "import sys, headscope, mha_core, ui.attention.component as c\n"
-        f"root = {str(ROOT)!r}\n"
-        "assert not any(p.startswith(root) for p in sys.path), sys.path\n"
+        "import os, sys, headscope, mha_core, ui.attention.component as c\n"
+        f"root, deps = {os.path.realpath(ROOT)!r}, {[os.path.realpath(d) for d in DEPS]!r}\n"
+        "paths = [os.path.realpath(p) for p in sys.path if p]\n"
+        "assert not [p for p in paths if p not in deps and (p + '/').startswith(root + '/')], "
+        "sys.path\n"
         "for m in (headscope, mha_core, c):\n"
         "    assert m.__file__.startswith(sys.prefix), m.__file__\n"
         "assert headscope.load_bert is mha_core.load_bert\n"
