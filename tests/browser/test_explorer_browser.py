@@ -159,8 +159,8 @@ def test_clicking_a_head_enlarges_it_and_the_link_follows(app_url, page, tokens,
     page.wait_for_function("() => document.querySelector('.st-key-ex_grid [data-drawn]')"
                            ".dataset.selected === '5'", timeout=60_000)  # outlined, from 1
     page.wait_for_function(
-        "() => document.querySelector('.st-key-ex_big .gtitle')?.textContent"
-        ".startsWith('layer 2, head 5 ')", timeout=60_000)
+        "() => document.querySelector('.st-key-ex_big [data-drawn]')?.dataset.tag"
+        " === 'layer 2 head 5'", timeout=60_000)
     page.wait_for_url(lambda url: "head=5" in url, timeout=60_000)
     wait_for_component(page, "ex_grid", tokens(DEFAULT_TEXT), tag="layer 2")
     assert no_exception(page)
