@@ -222,8 +222,9 @@ def test_enlarged_head_and_focus_bars_read_the_models_weights_and_save_figures(
     page.mouse.move(box["x"] + g["left"] + 3.5 * g["slot"],
                     box["y"] + g["top"] + g["h"] * (1 - below - share / 2))
     tip = page.locator(".st-key-ex_focus_bars .hs-tip-text")
-    page.wait_for_function("sel => document.querySelector(sel)?.textContent.startsWith('H4')",
-                           arg=".st-key-ex_focus_bars .hs-tip-text", timeout=10_000)
+    page.wait_for_function("([sel, want]) => document.querySelector(sel)?.dataset.hover === want",
+                           arg=[".st-key-ex_focus_bars [data-drawn]", f"3:{keys.index('saw')}"],
+                           timeout=10_000)
     assert tip.text_content() == f"H4 → saw: {share:.3f}"
 
     for key, kinds in (("ex_big", ("PNG", "SVG")), ("ex_focus_bars", ("PNG",))):
