@@ -13,7 +13,9 @@ of --n held-out sentences prints the p50/p95 of:
                                among the last messages)
   last message -> grid drawn   what the browser does after the last message for the grid
   first canvas clear -> grid drawn   the component's drawing after its first clearRect
-  grid drawn -> every map drawn the other maps: the plotly charts (enlarged head, focus bars)
+  grid drawn -> every map drawn the other views: the focus grid, enlarged head and focus bars
+                               (all four drawn by the attention component; plotly before)
+  component's own drawing      the four views' data-draw-ms summed (decode + draw in the page)
   keydown -> every map drawn   the whole path (testkit.browser.EXPLORER_DRAWN, polled per
                                animation frame, as bench/browser_latency.py)
 and the frames and bytes received per Enter, with the load average.
@@ -74,6 +76,9 @@ RECORDER = """(() => {
   }).observe(document, {attributes: true, subtree: true, attributeFilter: ['data-drawn']});
 })();"""
 
+# the decode + draw time each view of the component puts on its host (ui/attention/main.js)
+DRAW_MS = """() => ['ex_grid', 'ex_focus_grid', 'ex_big', 'ex_focus_bars'].reduce((sum, k) =>
+  sum + parseFloat(document.querySelector(`.st-key-${k} [data-drawn]`)?.dataset.drawMs || 0), 0)"""
 RESET = "() => { const T = window.__hs; for (const k in T) T[k].length = 0; }"
 
 
@@ -121,6 +126,7 @@ def main():
                 wait_for_explorer(page, tokens, heads, timeout_ms=60_000)
                 t_all = page.evaluate("performance.now()")
                 rows.append(split(page.evaluate("window.__hs"), t_all))
+                rows[-1]["component's own drawing"] = page.evaluate(DRAW_MS)
             browser.close()
     finally:
         stop_app(proc)

@@ -25,20 +25,18 @@ from ui import (
     sidebar,
     style,
 )
-from ui.attention import attention, focus_payload, grid_payload
+from ui.attention import attention, bars_payload, focus_payload, grid_payload
 from ui.attention.payload import WINDOW
 from ui.export import attention_csv, attention_json
 from ui.labels import visible
 from ui.layers import default_layer
 from ui.page import Page
-from ui.presentation import PRESENT_WINDOW, plot, presenting, tucked
+from ui.presentation import PRESENT_WINDOW, presenting, tucked
 from ui.tensor_downloads import tensor_downloads
 
 PAGE = Page("ex", keep=("ex_words", "ex_nospecial", "ex_norms"),
             link=("layer", "head", "focus", "words", "nospecial", "norms"))
 pending = PAGE.start()
-
-PLOT_CONFIG = {"displaylogo": False, "toImageButtonOptions": {"format": "png", "scale": 2}}
 
 
 @st.cache_data(**models.bounded(), show_spinner="Reading this layer's heads…")
@@ -291,23 +289,33 @@ if models.maps_note(bert):  # DeBERTa's position terms, ModernBERT's local bands
 big, bars = st.columns([2, 3], gap="medium")
 weights = v["heads"][head]  # (G, G): by norm, the row-normalised norms
 by = " · by norm" if by_norm else ""
-plot(big, figures.heatmap(weights[window, window], labels[window], height=520,
-                          title=f"layer {layer + 1}, head {head + 1}{by} · "
-                                f"{v['h_heads'][head]:.2f} nats",
-                          raw=None if raw is None else raw[head]),
-     config=PLOT_CONFIG, theme=None, key="ex_big")
+stem = f"attention_L{layer + 1}_H{head + 1}{'_norm' if by_norm else ''}"
+with big:  # the attention component, one map drawn large (no plotly: ~160 ms less per rerun)
+    attention(grid_payload(weights[window, window][None], labels[window], v["special"][window],
+                           [f"layer {layer + 1}, head {head + 1}{by} · "
+                            f"{v['h_heads'][head]:.2f} nats"], heads=0, big=True,
+                           raw=None if raw is None else raw[head][None],
+                           legend="share of ‖αf‖" if by_norm else "weight",
+                           focus=query - lo if lo <= query < hi else None),
+              key="ex_big", filename=stem,
+              tag=f"layer {layer + 1} head {head + 1}{' by norm' if by_norm else ''}",
+              meta=dict(title=f"layer {layer + 1}, head {head + 1}{by}", model=name,
+                        text=text + (f" [SEP] {pair}" if pair else "")))
 meta = dict(model=name, text=text, pair=pair, layer=layer + 1, head=head + 1, numbering="from 1",
             view=dict(word_level=word_level, hide_special=hide_special, by_norm=by_norm))
-stem = f"attention_L{layer + 1}_H{head + 1}{'_norm' if by_norm else ''}"
 d1, d2 = big.columns(2)
 d1.download_button("Download CSV", lambda: attention_csv(labels, weights), mime="text/csv",
                    file_name=f"{stem}.csv", width="stretch")
 d2.download_button("Download JSON", lambda: attention_json(labels, weights, **meta),
                    mime="application/json", file_name=f"{stem}.json", width="stretch")
 tensor_downloads(big, name, text, pair, "ex")
-plot(bars, figures.focus_bars(f["rows"][layer], labels, v["special"], labels[query], layer,
-                              value="share of ‖αf‖" if by_norm else "weight"),
-     config=PLOT_CONFIG, theme=None, key="ex_focus_bars")
+with bars:  # how the focus token's attention splits over the keys in each head of this layer
+    segments = figures.focus.key_segments(f["rows"][layer], labels, v["special"])
+    title = f"Layer {layer + 1}: where “{visible(labels[query])}” attends, per head"
+    attention(bars_payload(segments, labels, title,
+                           value="share of ‖αf‖" if by_norm else "weight"),
+              key="ex_focus_bars", filename=f"focus_bars_L{layer + 1}",
+              tag=f"bars {layer + 1} {query}{' by norm' if by_norm else ''}")
 
 link.write_query_params(layer=layer + 1, head=head + 1, focus=link.focus_param(labels, query),
                         words=1 if word_level else None, nospecial=1 if hide_special else None,

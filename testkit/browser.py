@@ -43,26 +43,16 @@ def windowed(tokens) -> list:
     """What the Explorer's maps show of these tokens at first: a longer text shows its first
     WINDOW tokens (the page's window slider moves it); the focus grid reads every token."""
     return list(tokens)[:WINDOW]
-# Every map of the Explorer drawn: the component's grid and focus grid, and the plotly charts
-# (enlarged head, focus bars) drawn and no longer stale from the previous run; the enlarged
-# head shows these tokens.
+# Every map of the Explorer drawn: the component's grid, focus grid, enlarged head and focus bars,
+# none stale from the previous run; the maps show these tokens, the focus views every token.
 EXPLORER_DRAWN = """([sel, all, heads]) => {
   const host = document.querySelector(sel), tokens = all.slice(0, WINDOW);
   if (!host || host.dataset.drawn !== tokens.join(' ') || host.dataset.heads !== String(heads))
     return false;
   if (document.querySelector('[data-stale="true"]')) return false;
-  const big = document.querySelector('.st-key-ex_big .js-plotly-plot');
-  if (!big || !big.data || !big.data.length) return false;
-  const bare = s => String(s).replaceAll('\u200b', '').replaceAll('&lt;', '<')
-                             .replaceAll('&gt;', '>').replaceAll('&amp;', '&');
-  const xs = Array.from(big.data[0].x).map(bare);
-  if (xs.join(' ') !== tokens.join(' ')) return false;
-  const focus = document.querySelector('.st-key-ex_focus_grid [data-drawn]');
-  if (!focus || focus.dataset.drawn !== all.join(' ')) return false;
-  return ['ex_big', 'ex_focus_bars'].every(k => {
-    const gd = document.querySelector(`.st-key-${k} .js-plotly-plot`);
-    return gd && gd._fullLayout && gd.querySelector('.main-svg');
-  });
+  const drawn = k => document.querySelector(`.st-key-${k} [data-drawn]`)?.dataset.drawn;
+  return drawn('ex_big') === tokens.join(' ') && drawn('ex_focus_grid') === all.join(' ')
+    && drawn('ex_focus_bars') === all.join(' ');
 }""".replace("WINDOW", str(WINDOW))
 # The same for callers that pass only (tokens, heads): the benchmarks
 MAPS_DRAWN = ("([tokens, heads]) => (" + EXPLORER_DRAWN + ")([" +

@@ -78,3 +78,30 @@ def cap_uploads(per_session: int, per_worker: int):
 
     mgr.add_file = capped_add_file
     _UPLOADS_CAPPED = True
+
+
+def serve_component_files(name: str, folder) -> bool:
+    """Let Custom Components v2 serve the files in `folder` for the component `name`
+    ("package.component") at /_stcore/bidi-components/<name>/<file>, as it does for a package
+    whose pyproject.toml manifest declares an asset_dir: `component(name, js="file.js")` then
+    sends the file's URL with every element instead of the code itself, and the browser fetches
+    the module once per page. Our folder is made at import (the JS is assembled from the drawing
+    core's files, bundle.py), so it is declared here, on the component manager of the running
+    server; a manifest scan could not find it. Once per server (AppTest starts one per test);
+    the registry's definitions are left alone. False without a running server (a bare import
+    gets a throwaway manager) or if this Streamlit lacks what is used here."""
+    from streamlit.components.v2.manifest_scanner import ComponentConfig, ComponentManifest
+    from streamlit.runtime import Runtime
+
+    if not Runtime.exists():
+        return False
+    manager = Runtime.instance().bidi_component_registry
+    if manager.get_component_asset_root(name) is not None:
+        return True
+    handler = getattr(manager, "_manifest_handler", None)
+    if handler is None or not hasattr(handler, "process_manifest"):
+        return False
+    package, component = name.split(".", 1)
+    handler.process_manifest(ComponentManifest(name=package, version="0", components=[
+        ComponentConfig(name=component, asset_dir=".")]), folder)
+    return manager.get_component_asset_root(name) is not None

@@ -7,7 +7,7 @@ per head, its eager attention weights; testkit.models.hf_norm_maps), merged to w
 import numpy as np
 import pytest
 
-from testkit.apptest import chart, click, component, go_to, messages, open_app, survives
+from testkit.apptest import click, component, go_to, messages, open_app, survives
 from testkit.models import hf_norm_maps, hf_reference
 from ui.attention import unpack
 
@@ -78,12 +78,12 @@ def test_by_norm_maps_match_transformers_projections(bundled, hf):
     np.testing.assert_array_equal(unpack(focus["top"]), shown[:, :, q].argmax(-1))
     np.testing.assert_allclose(unpack(focus["weight"]), shown[:, :, q].max(-1), atol=ATOL)
     assert focus["by"] == "by norm"
-    big = chart(at, "ex_big")["data"][0]
-    np.testing.assert_allclose(np.asarray(big["z"], dtype=float), shown[1, 9], atol=ATOL)
-    np.testing.assert_allclose(np.asarray(big["customdata"], dtype=float), raw[1, 9],
-                               rtol=1e-4, atol=ATOL)
-    assert "‖αf‖" in big["hovertemplate"]
-    assert chart(at, "ex_big")["layout"]["title"]["text"].startswith("layer 2, head 10 · by norm")
+    big = component(at, "ex_big")  # the hover gives the raw norm beside the share
+    np.testing.assert_allclose(unpack(big["maps"])[0], shown[1, 9], atol=ATOL)
+    np.testing.assert_allclose(unpack(big["raw"])[0], raw[1, 9], rtol=1e-4, atol=ATOL)
+    assert big["legend"] == "share of ‖αf‖"
+    assert big["titles"][0].startswith("layer 2, head 10 · by norm")
+    assert component(at, "ex_focus_bars")["value"] == "share of ‖αf‖"
 
     at.toggle(key="ex_norms").set_value(False).run()  # off: the weights again, no raw
     grid = component(at, "ex_grid")
@@ -128,4 +128,4 @@ def test_the_switch_is_kept_across_pages_and_in_the_link(bundled):
     # a click on a head keeps the switch (the enlarged head by norm)
     click(again, "ex_grid", "head", 3)
     assert again.selectbox(key="ex_head").value == 4 and again.toggle(key="ex_norms").value
-    assert "by norm" in chart(again, "ex_big")["layout"]["title"]["text"]
+    assert "by norm" in component(again, "ex_big")["titles"][0]

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from testkit.apptest import axis_tokens, charts, component, components, messages, open_app
+from testkit.apptest import charts, component, components, messages, open_app
 from ui import models, presets, style
 from ui.attention import unpack
 from ui.guards import MAX_CHARS
@@ -22,10 +22,6 @@ def jsd_np(maps: np.ndarray) -> float:
     m = maps.mean(0, keepdims=True)  # (1, T, T)
     kl = (maps * (np.log(np.clip(maps, 1e-12, None)) - np.log(np.clip(m, 1e-12, None)))).sum(-1)
     return float(kl.mean())
-
-
-def z(trace) -> np.ndarray:
-    return np.asarray(trace["z"], dtype=np.float64)
 
 
 def shown(at):
@@ -78,9 +74,13 @@ def test_default_view_shows_every_head_with_the_models_numbers(bundled):
     assert titles[H].startswith("summed head")
     assert f"{entropy_np(A[layer].mean(0)):.2f} nats" in titles[H + 1]
 
-    figs = charts(at)
     head = at.selectbox(key="ex_head").value - 1
-    np.testing.assert_allclose(z(figs["ex_big"]["data"][0]), A[layer, head], atol=ATOL)
+    big = component(at, "ex_big")  # the enlarged head: one map drawn large, not clickable
+    np.testing.assert_allclose(unpack(big["maps"]), A[layer, head][None], atol=ATOL)
+    assert big["big"] and big["heads"] == 0 and big["tokens"] == res.tokens
+    assert big["titles"] == [f"layer {layer + 1}, head {head + 1} · "
+                             f"{entropy_np(A[layer, head]):.2f} nats"]
+    assert not {"ex_big", "ex_focus_bars"} & set(charts(at))  # no plotly for these two
 
     assert [b.proto.label for b in at.get("download_button")] == [
         "Download CSV", "Download JSON", "All heads .npz", "All heads JSON", "All heads CSV"]
@@ -94,7 +94,6 @@ def test_focus_token_grid_and_bars(bundled):
     res = bundled.attend("I saw the man with a telescope.")
     q = res.tokens.index("with")
     rows = res.attentions.numpy()[:, :, q]  # (L, H, T)
-    figs = charts(at)
     grid = component(at, "ex_focus_grid")
     top = rows.argmax(-1)  # (L, H)
     assert (grid["layers"], grid["heads"]) == top.shape and grid["focus"] == "with"
@@ -102,12 +101,15 @@ def test_focus_token_grid_and_bars(bundled):
     assert grid["tokens"] == res.tokens  # the cell labels: the top key of each head
     np.testing.assert_allclose(unpack(grid["weight"]), rows.max(-1), atol=ATOL)
     assert len(grid["colors"]) == len(res.tokens)  # one colour per token, as in the bars
-    bars = figs["ex_focus_bars"]["data"]
-    stacked = np.sum([np.asarray(b["y"], dtype=float) for b in bars], axis=0)  # (H,)
-    np.testing.assert_allclose(stacked, 1.0, atol=1e-4)  # every head's row, all keys, sums to 1
-    by_key = {axis_tokens([b["name"]])[0]: np.asarray(b["y"], dtype=float) for b in bars}
+    bars = component(at, "ex_focus_bars")  # (S, H): one stacked segment per key word
+    values = unpack(bars["values"])
+    assert values.shape == (len(bars["names"]), rows.shape[1]) == (len(bars["colors"]), 12)
+    np.testing.assert_allclose(values.sum(0), 1.0, atol=1e-4)  # every head's row sums to 1
+    by_key = dict(zip(bars["names"], values))
     np.testing.assert_allclose(by_key["saw"], rows[1, :, res.tokens.index("saw")], atol=ATOL)
-    assert figs["ex_focus_bars"]["layout"]["title"]["text"].startswith("Layer 2:")
+    # a word's colour is its colour in the focus grid
+    assert bars["colors"][bars["names"].index("saw")] == grid["colors"][res.tokens.index("saw")]
+    assert bars["title"].startswith("Layer 2:") and bars["value"] == "weight"
 
 
 def test_link_round_trip(bundled):
@@ -131,13 +133,11 @@ def test_link_round_trip(bundled):
     for part in ("top", "weight"):
         np.testing.assert_allclose(unpack(component(at, "ex_focus_grid")[part]),
                                    unpack(component(again, "ex_focus_grid")[part]), atol=ATOL)
-    a, b = charts(at), charts(again)
-    for key in ("ex_big",):
-        for ta, tb in zip(a[key]["data"], b[key]["data"]):
-            np.testing.assert_allclose(z(ta), z(tb), atol=ATOL)
+    a, b = component(at, "ex_big"), component(again, "ex_big")
+    np.testing.assert_allclose(unpack(a["maps"]), unpack(b["maps"]), atol=ATOL)
     res = bundled.attend(text)
-    np.testing.assert_allclose(z(b["ex_big"]["data"][0]), res.attentions.numpy()[2, 6], atol=ATOL)
-    assert b["ex_big"]["layout"]["title"]["text"].startswith("layer 3, head 7 ·")
+    np.testing.assert_allclose(unpack(b["maps"])[0], res.attentions.numpy()[2, 6], atol=ATOL)
+    assert b["titles"][0].startswith("layer 3, head 7 ·")
 
 
 def focus_box(at):
@@ -205,15 +205,14 @@ def test_bad_text_gets_a_message_never_a_traceback(bundled):
     for text in ("I saw 😀 the 🔭.", "我看见了一个人", "ראיתי את האיש", "a\x00b c\u202ed"):
         type_text(text)
         assert shown(at)[1] == bundled.attend(text).tokens, text
-        assert axis_tokens(charts(at)["ex_big"]["data"][0]["x"]) == shown(at)[1]
+        assert component(at, "ex_big")["tokens"] == shown(at)[1]
 
     xss = "<img src=x onerror=alert(1)> <script>alert(2)</script>"
     type_text(xss)
-    figs = charts(at)
-    ticks = figs["ex_big"]["data"][0]["x"]
-    assert "&lt;" in ticks and "<" not in "".join(ticks)  # escaped for plotly, shown literally
-    assert axis_tokens(ticks) == bundled.attend(xss).tokens
     assert shown(at)[1] == bundled.attend(xss).tokens  # raw: the component uses fillText
+    assert component(at, "ex_big")["tokens"] == bundled.attend(xss).tokens
+    names = [n for n in component(at, "ex_focus_bars")["names"] if n is not None]
+    assert names and set(names) <= set(bundled.attend(xss).tokens)  # raw too, never markup
     assert all(not m.proto.allow_html for m in at.markdown)  # no user text as HTML anywhere
 
     type_text("long " * 700)

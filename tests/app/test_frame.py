@@ -3,19 +3,14 @@ and pages that do not need the BERT model do not wait for it."""
 
 import pytest
 
-from testkit.apptest import chart, component, go_to, open_app, sandboxed, shown_page, survives
+from testkit.apptest import component, go_to, open_app, sandboxed, shown_page, survives
 from testkit.models import save_tiny_bert
 from ui import style
-
-
-def chart_height(at, key):
-    return chart(at, key)["layout"]["height"]
 
 
 def test_presentation_mode_toggle_link_and_leave(bundled):
     mine = "We sat on the bank of the river."
     at = open_app("explorer", text=mine, layer="4", head="7")
-    normal = chart_height(at, "ex_big")
     assert component(at, "ex_grid")["scale"] == 1.0
     assert at.sidebar.text_area and "present" not in at.query_params
 
@@ -25,7 +20,7 @@ def test_presentation_mode_toggle_link_and_leave(bundled):
     assert at.text_input(key="text").value == mine  # moved above the page, text kept
     assert (at.slider(key="ex_layer").value, at.selectbox(key="ex_head").value) == (4, 7)
     assert style.PRESENT_CSS in [h.proto.body for h in at.get("html")]
-    assert chart_height(at, "ex_big") == int(normal * style.PROJECTOR_SCALE)
+    assert component(at, "ex_big")["scale"] == style.PROJECTOR_SCALE
     assert component(at, "ex_grid")["scale"] == style.PROJECTOR_SCALE  # drawn larger too
     # the address bar never carries present=1 (a teacher copies it for the class); the copy-link
     # box offers the students' link and, apart, the projector's
@@ -35,7 +30,7 @@ def test_presentation_mode_toggle_link_and_leave(bundled):
 
     at.text_input(key="text").set_value("The cat sat on the mat.").run()  # still typeable
     assert at.query_params["text"] == "The cat sat on the mat."
-    presented = chart_height(at, "ex_big")
+    assert component(at, "ex_focus_bars")["scale"] == style.PROJECTOR_SCALE
 
     at.button(key="present_leave").click().run()
     survives(at)
@@ -43,7 +38,7 @@ def test_presentation_mode_toggle_link_and_leave(bundled):
     assert at.sidebar.text_area(key="text").value == "The cat sat on the mat."
     assert (at.slider(key="ex_layer").value, at.selectbox(key="ex_head").value) == (4, 7)
     assert "present" not in at.query_params
-    assert int(chart_height(at, "ex_big") * style.PROJECTOR_SCALE) == presented
+    assert component(at, "ex_big")["scale"] == component(at, "ex_focus_bars")["scale"] == 1.0
     assert component(at, "ex_grid")["scale"] == 1.0
 
 

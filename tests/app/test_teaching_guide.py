@@ -11,7 +11,7 @@ from mha_core import ablation as ab
 from mha_core import metrics as mt
 from mha_core import toy
 from mha_core.neuron import real_steps
-from testkit.apptest import charts, messages, open_app, shown_page, survives
+from testkit.apptest import component, messages, open_app, shown_page, survives
 from testkit.server import ROOT
 
 GUIDE = (ROOT / "docs" / "teaching.md").read_text()
@@ -51,7 +51,7 @@ def test_every_link_opens_its_view(bundled, link):
         assert at.selectbox(key="ex_head").value == head
         focus = next(s for s in at.selectbox if s.label == "Focus token")
         assert focus.format_func(focus.value).endswith(f": {query['focus']}")
-        title = charts(at)["ex_big"]["layout"]["title"]["text"]
+        title = component(at, "ex_big")["titles"][0]
         assert title.startswith(f"layer {layer}, head {head} ·")
 
 

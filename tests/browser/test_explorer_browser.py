@@ -159,8 +159,8 @@ def test_clicking_a_head_enlarges_it_and_the_link_follows(app_url, page, tokens,
     page.wait_for_function("() => document.querySelector('.st-key-ex_grid [data-drawn]')"
                            ".dataset.selected === '5'", timeout=60_000)  # outlined, from 1
     page.wait_for_function(
-        "() => document.querySelector('.st-key-ex_big .gtitle')?.textContent"
-        ".startsWith('layer 2, head 5 ')", timeout=60_000)
+        "() => document.querySelector('.st-key-ex_big [data-drawn]')?.dataset.tag"
+        " === 'layer 2 head 5'", timeout=60_000)
     page.wait_for_url(lambda url: "head=5" in url, timeout=60_000)
     wait_for_component(page, "ex_grid", tokens(DEFAULT_TEXT), tag="layer 2")
     assert no_exception(page)
@@ -190,4 +190,49 @@ def test_focus_grid_reads_each_heads_top_key_and_a_click_opens_that_head(app_url
     page.wait_for_function("() => document.querySelector('.st-key-ex_grid [data-drawn]')"
                            ".dataset.selected === '7'", timeout=60_000)
     page.wait_for_url(lambda url: "layer=4" in url and "head=7" in url, timeout=60_000)
+    assert no_exception(page)
+
+
+def test_enlarged_head_and_focus_bars_read_the_models_weights_and_save_figures(
+        app_url, page, tokens, bundled, tmp_path):
+    """The enlarged head (one map drawn large by the component) reads "query → key: weight" of
+    the chosen head on hover; the focus bars read each head's share on the hovered key (checked
+    against bert.attend); both save a PNG, the head also an SVG."""
+    page.goto(app_url + "/?layer=2&head=5&focus=with")
+    wait_for_explorer(page, tokens(DEFAULT_TEXT), bundled.config.num_attention_heads)
+    res = bundled.attend(DEFAULT_TEXT)
+    att = res.attentions[1]  # (H, T, T): layer 2
+    q, k, G = res.tokens.index("with"), res.tokens.index("saw"), len(res.tokens)
+    assert host(page, "ex_big").get_attribute("data-tag") == "layer 2 head 5"
+    big = json.loads(host(page, "ex_big").get_attribute("data-layout"))[0]
+    page.mouse.move(*point_at(page, "ex_big", big, q, k, G))
+    page.wait_for_function("([sel, want]) => document.querySelector(sel)?.dataset.hover === want",
+                           arg=[".st-key-ex_big [data-drawn]", f"{q}:{k}"], timeout=10_000)
+    assert page.locator(".st-key-ex_big .hs-tip-text").text_content() == \
+        f"with → saw: {float(att[4, q, k]):.3f}"
+
+    keys = json.loads(host(page, "ex_focus_bars").get_attribute("data-keys"))
+    g = json.loads(host(page, "ex_focus_bars").get_attribute("data-geometry"))
+    assert "saw" in keys and keys[-1] is None  # one segment per key word, "other" last
+    below = sum(float(att[3, q, res.tokens.index(w)]) for w in keys[:keys.index("saw")] if w)
+    share = float(att[3, q, k])  # head 4: the middle of its "saw" segment
+    canvas = page.locator(".st-key-ex_focus_bars canvas.hs-main")
+    canvas.scroll_into_view_if_needed()
+    box = canvas.bounding_box()
+    page.mouse.move(box["x"] + g["left"] + 3.5 * g["slot"],
+                    box["y"] + g["top"] + g["h"] * (1 - below - share / 2))
+    tip = page.locator(".st-key-ex_focus_bars .hs-tip-text")
+    page.wait_for_function("([sel, want]) => document.querySelector(sel)?.dataset.hover === want",
+                           arg=[".st-key-ex_focus_bars [data-drawn]", f"3:{keys.index('saw')}"],
+                           timeout=10_000)
+    assert tip.text_content() == f"H4 → saw: {share:.3f}"
+
+    for key, kinds in (("ex_big", ("PNG", "SVG")), ("ex_focus_bars", ("PNG",))):
+        for kind in kinds:
+            with page.expect_download() as got:
+                page.locator(f".st-key-{key} .hs-btn", has_text=kind).click()
+            path = tmp_path / got.value.suggested_filename
+            got.value.save_as(path)
+            data = path.read_bytes()
+            assert data[:8] == b"\x89PNG\r\n\x1a\n" if kind == "PNG" else b"<svg" in data[:200]
     assert no_exception(page)

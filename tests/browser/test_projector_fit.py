@@ -38,7 +38,8 @@ AA = 4.5
 # its main figure with how to tell that it is drawn (testkit.browser's SETTLED: "plotly",
 # "component", "table" or "shown")
 PAGES = {
-    "explorer": ("", TEXT, {"ex_grid": "component", "ex_focus_grid": "component"}),
+    "explorer": ("", TEXT, {"ex_grid": "component", "ex_focus_grid": "component",
+                            "ex_big": "component", "ex_focus_bars": "component"}),
     "head_view": ("head_view", TEXT, {"hv_lines": "component"}),
     "inside_mha": ("inside_mha", TEXT, {"im_toy_1_1": "plotly"}),
     # nothing is drawn before Train is pressed: its row of controls

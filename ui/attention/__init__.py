@@ -3,7 +3,15 @@ model view drawn in the browser from compact binary payloads. component.py mount
 payload.py builds what it is sent."""
 
 from .component import attention, js_lines
-from .payload import focus_payload, grid_payload, lines_payload, pack, unpack, unpack_lines
+from .payload import (
+    bars_payload,
+    focus_payload,
+    grid_payload,
+    lines_payload,
+    pack,
+    unpack,
+    unpack_lines,
+)
 
-__all__ = ["attention", "js_lines", "focus_payload", "grid_payload", "lines_payload", "pack",
-           "unpack", "unpack_lines"]
+__all__ = ["attention", "js_lines", "bars_payload", "focus_payload", "grid_payload",
+           "lines_payload", "pack", "unpack", "unpack_lines"]

@@ -1,6 +1,8 @@
 """The attention component: Streamlit Custom Components v2, drawn in the page (no iframe) by our
 own vanilla JS on <canvas>. No CDN, no npm build, no third-party JS: the .js and .css files
-beside this module are read once and sent as strings.
+beside this module are joined once (bundle.py) into two files of a folder of this process that
+the server serves (ui.st_internals.serve_component_files): every element message carries
+their URL, not the ~130 kB of code, and the browser fetches them once per page.
 
     from ui.attention import attention, focus_payload, grid_payload, lines_payload
     attention(grid_payload(maps, labels, special, titles, heads=H, selected=h), key="ex_grid",
@@ -11,6 +13,9 @@ beside this module are read once and sent as strings.
                        on_view=changed, on_token=mask)  # the head view and model view; a
                                             # click on a maskable token calls mask(i)
     result.view                             # {mode, layer, heads, focus, seq} chosen in the browser
+    attention(grid_payload(m[None], labels, special, [title], heads=0, big=True), key="ex_big")
+                                            # one map drawn large (the enlarged head)
+    attention(bars_payload(segments, labels, title), key="ex_focus_bars")  # stacked, per head
 
 Facts it relies on (Streamlit 1.67, DESIGN.md): with a stable `key` the element and its
 canvases stay and the JS is called again with the new data (not called at all for identical
@@ -19,13 +24,20 @@ result.head set for that run; `setStateValue("view", v)` keeps v across reruns. 
 the host element carries data-drawn (the shown tokens joined by single spaces), data-view and
 data-tag, and the head view data-lines (lines drawn), data-lines-above, data-line-queries and
 data-line-keys (the token indices at the lines' ends), data-heads-on, data-layer, data-threshold;
-the grid and focus grid the smallest px they drew text with (data-label-px, data-title-px,
-data-number-px) and data-unlabelled (shown tokens that got no label);
+the grid, focus grid and bars the smallest px they drew text with (data-label-px, data-title-px,
+data-number-px) and data-unlabelled (shown tokens that got no label); the bars data-keys (their
+segments' key names, null for "other"); data-draw-ms the last decode + draw;
 data-hover-ms is the last hover's event-to-drawn time (performance.now()).
 """
 
+import atexit
+import shutil
+import tempfile
+from pathlib import Path
+
 import streamlit as st
 
+from .. import st_internals
 from ..presentation import presenting
 from ..style import PROJECTOR_SCALE
 from . import bundle
@@ -33,8 +45,22 @@ from . import bundle
 JS = bundle.streamlit_js()  # the drawing core + the Streamlit adapter (bundle.py)
 CSS = bundle.css()
 NAME = "headscope.attention"
+# this process's served copy of JS and CSS (a private new folder: no other user can put files in)
+SERVED = Path(tempfile.mkdtemp(prefix="headscope-attention-"))
+atexit.register(shutil.rmtree, SERVED, ignore_errors=True)
+JS_FILE, CSS_FILE = bundle.write_served(SERVED)
+_MOUNT = []  # the mounting callable, made by the first call in a running server
 
-_mount = st.components.v2.component(NAME, js=JS, css=CSS)
+
+def _mounter():
+    """st.components.v2's callable, made once: with the served files when the server knows the
+    folder (ui.st_internals.serve_component_files), else with the code inline (sent with every
+    rerun). Later servers (AppTest's) are told the folder before each mount."""
+    if not _MOUNT:
+        served = st_internals.serve_component_files(NAME, SERVED)
+        _MOUNT.append((served, st.components.v2.component(
+            NAME, js=JS_FILE if served else JS, css=CSS_FILE if served else CSS)))
+    return _MOUNT[0]
 
 
 def js_lines() -> int:
@@ -82,5 +108,8 @@ def attention(payload: dict, key: str, on_head=None, on_view=None, on_cell=None,
                 and 0 <= value < len(payload.get("tokens", ())):
             on_token(value)
 
-    return _mount(key=key, data=data, on_head_change=head_changed, on_view_change=view_changed,
+    served, mount = _mounter()
+    if served:  # this server (AppTest starts one per test) must know the folder
+        st_internals.serve_component_files(NAME, SERVED)
+    return mount(key=key, data=data, on_head_change=head_changed, on_view_change=view_changed,
                   on_cell_change=cell_changed, on_token_change=token_clicked)

@@ -7,6 +7,7 @@
 function redrawView(st) {
   if (st.kind === "grid") redrawGrid(st);
   else if (st.kind === "focus") renderFocus(st);
+  else if (st.kind === "bars") drawBars(st);
   else paint(st);
 }
 

@@ -34,6 +34,7 @@ function tiles(n, cols, tile, { room, titleH, gap }) {
 function gridLayout(g, W) {
   const d = g.data, s = d.scale, G = d.tokens.length;
   const M = g.count, Hn = d.heads, extra = M - Hn;
+  if (d.big) return bigLayout(g, W);
   if (d.present && d.fit) return presentLayout(g, W);
   const font = (G <= 16 ? 11 : 9) * s, titleH = 18 * s, gap = 10 * s, legendH = 40 * s;
   const ctx = g.main.getContext("2d");
@@ -106,6 +107,19 @@ function presentLayout(g, W) {
   const legend = { x: room, y: h + 6 * k, w: 220 * k, h: 14 * k };
   return { maps, font, titleH, room, W, H: h + legendH, legend, G,
     px: { font, title: font, number: font, titleMin: font } };
+}
+
+// The enlarged head (data.big): one map, large (520 px at scale 1, within the width), its title
+// above and the legend under it; every token labelled while the labels fit (drawLabels thins)
+function bigLayout(g, W) {
+  const d = g.data, s = d.scale, G = d.tokens.length;
+  const font = d.present ? PRESENT_PX * projectorFactor() : 12 * s, titleH = Math.round(font * 1.9);
+  const room = labelRoom(g.main.getContext("2d"), g.labels, font, 120 * s);
+  const size = Math.max(60, Math.min(W - room - 8, 520 * s));
+  const maps = [{ i: 0, x: room, y: titleH, size, left: true, bottom: true }];
+  const h = titleH + size + room, legend = { x: room, y: h + 6 * s, w: 160 * s, h: 10 * s };
+  return { maps, font, titleH, room, W, H: h + Math.round(font * 2.4), legend, G,
+    px: { font, title: font * 1.15, number: font, titleMin: font } };
 }
 
 // The size factor of presentation mode's text: 1 at a 1280 px wide window, up to 2

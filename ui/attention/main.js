@@ -54,6 +54,7 @@ function createState(host, root, kind) {
   const st = { kind, host, root, width: () => Math.max(320, Math.floor(host.getBoundingClientRect().width || 800)) };
   if (kind === "grid") setupGrid(st);
   else if (kind === "focus") setupFocus(st);
+  else if (kind === "bars") setupBars(st);
   else setupLines(st);
   let lastW = 0;
   new ResizeObserver(() => {
@@ -62,6 +63,7 @@ function createState(host, root, kind) {
       lastW = w;
       if (st.kind === "grid") redrawGrid(st);
       else if (st.kind === "focus") renderFocus(st);
+      else if (st.kind === "bars") drawBars(st);
       else paint(st);
     }
   }).observe(host);
@@ -87,6 +89,7 @@ function draw(component) {
   st.root.style.setProperty("--s", String(data.scale || 1));
   if (st.kind === "grid") renderGrid(st);
   else if (st.kind === "focus") renderFocus(st);
+  else if (st.kind === "bars") renderBars(st);
   else renderLines(st);
   host.dataset.view = st.kind === "lines" ? st.view.mode : st.kind;
   host.dataset.tag = String(data.tag ?? "");

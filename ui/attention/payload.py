@@ -3,10 +3,12 @@
 plain dicts out; no Streamlit. `unpack` and `unpack_lines` are the Python mirror of the
 browser's decoder (core.js), for the tests.
 
-Three payloads, one per view family (shape letters: L layers, H heads, G shown tokens):
-    grid_payload   the heads of one layer plus extra maps (single head, mean), dense (M, G, G)
+Four payloads, one per view family (shape letters: L layers, H heads, G shown tokens):
+    grid_payload   the heads of one layer plus extra maps (single head, mean), dense (M, G, G);
+                   big=True: one map drawn large (the Explorer's enlarged head)
     lines_payload  every layer's heads as lines (head view, model view): sparse entries
     focus_payload  one query token's top key in every head of every layer, (L, H)
+    bars_payload   one query token's attention per head of one layer, stacked by key, (S, H)
 """
 
 import base64
@@ -66,7 +68,7 @@ def _common(labels, special, scale, segments=None) -> dict:
 
 def grid_payload(maps, labels, special, titles, heads: int, selected=None, scale=1.0,
                  legend="weight", fit=False, raw=None, value_range=(0.0, 1.0), colorscale=None,
-                 maskable=None, focus=None, short_titles=None) -> dict:
+                 maskable=None, focus=None, short_titles=None, big=False) -> dict:
     """The Explorer's maps: maps (M, G, G) with the heads first (`heads` of them, clickable,
     shown as a grid) and extra maps after (single head, mean), titles M strings; selected: the
     enlarged head (outlined); fit: the maps shrink to fit the first screen below their top (a
@@ -80,7 +82,8 @@ def grid_payload(maps, labels, special, titles, heads: int, selected=None, scale
     query labels that a click masks (the component sends trigger "token" with the label's
     index). Maps in 0..1 are float32 while small, 16-bit levels beyond DENSE_F4_BYTES.
     focus: the focus token's index (its label is always drawn, bold); short_titles: M titles
-    for the heads' thumbnails in presentation mode ("H3 · 1.54")."""
+    for the heads' thumbnails in presentation mode ("H3 · 1.54"). big: one map (heads=0) drawn
+    large with every token labelled while the labels fit (the Explorer's enlarged head)."""
     maps = np.asarray(maps, dtype=np.float32)  # (M, G, G)
     lo, hi = (float(v) for v in value_range)
     unit = (lo, hi) == (0.0, 1.0)
@@ -100,7 +103,7 @@ def grid_payload(maps, labels, special, titles, heads: int, selected=None, scale
         common["colorscale"] = colorscale
     return dict(view="grid", maps=pack(maps, dtype), titles=[str(t) for t in titles],
                 heads=int(heads), selected=None if selected is None else int(selected),
-                legend=str(legend), fit=bool(fit), range=[lo, hi],
+                legend=str(legend), fit=bool(fit), big=bool(big), range=[lo, hi],
                 focus=None if focus is None else int(focus), **extra, **common)
 
 
@@ -170,6 +173,16 @@ def focus_payload(top, weight, labels, colors, focus_label: str, scale=1.0, laye
                 weight=pack(weight, "f4"), colors=[str(c) for c in colors],
                 focus=str(focus_label), layer=None if layer is None else int(layer),
                 head=None if head is None else int(head), by=str(by),
+                **_common(labels, [False] * len(labels), scale))
+
+
+def bars_payload(segments, labels, title: str, value: str = "weight", scale=1.0) -> dict:
+    """Stacked bars, one per head: segments [(name, colour, values (H,))] bottom to top (a name
+    None is "other keys"); title above, value the y axis (0..1); labels: every token."""
+    values = np.stack([np.asarray(v, dtype=np.float32) for _, _, v in segments])  # (S, H)
+    return dict(view="bars", values=pack(values, "f4"), heads=int(values.shape[1]),
+                names=[None if n is None else str(n) for n, _, _ in segments],
+                colors=[str(c) for _, c, _ in segments], title=str(title), value=str(value),
                 **_common(labels, [False] * len(labels), scale))
 
 

@@ -38,11 +38,11 @@ from .syntax import arcs_figure, relation_matrix_figure
 from .tiles import atlas_figure, rollout_figure, side_by_side_figure
 
 # Every figure builder, found in the view modules (for the tests that check them all): their
-# public functions, less token_colors (colours, not a figure)
+# public functions, less token_colors and key_segments (colours and numbers, not figures)
 BUILDERS = tuple(
     fn for module in (maps, focus, head_grids, tiles, charts, matrices, syntax, qk, one_head)
     for name, fn in vars(module).items()
-    if callable(fn) and not name.startswith("_") and name != "token_colors"
+    if callable(fn) and not name.startswith("_") and name not in ("token_colors", "key_segments")
     and getattr(fn, "__module__", "") == module.__name__)
 
 __all__ = ["HOVER", "for_projector", "BUILDERS", "token_colors", "cost_figure", "curves_figure",

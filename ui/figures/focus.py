@@ -67,33 +67,43 @@ def focus_grid(top, weight, labels, special, focus_label, height=None, title=Non
     return figure([trace], layout)
 
 
-def focus_bars(rows, labels, special, focus_label, layer, min_weight=0.05, height=340,
-               value="weight"):
-    """One layer, one query token: for each head a stacked bar of how its attention (summing to
-    1) splits over the keys, one bar segment per word (a word that occurs twice is one target,
-    its weights added, in one colour). rows: (H, T); layer: its 0-based index (labels count
-    from 1, as everywhere on the pages). Words under min_weight in every head join "other".
-    value: what the rows are (the y axis title), e.g. "share of ‖αf‖" for norm-weighted rows."""
-    rows = np.asarray(rows, dtype=np.float32)
-    H, T = rows.shape
+def key_segments(rows, labels, special, min_weight=0.05) -> list:
+    """How each head of one layer splits one token's attention over the keys: a list of
+    (name, colour, values (H,)), one per word (a word that occurs twice is one target, its
+    weights added, in one colour), in sentence order; words under min_weight in every head join
+    a last (None, OTHER_COLOR, rest): "other keys". rows: (H, T). Names are raw tokens."""
+    rows = np.asarray(rows, dtype=np.float32)  # (H, T)
     colors = token_colors(labels, special)
     groups = {}  # word (any case; special tokens by name) -> its positions, in sentence order
     for t, word in enumerate(labels):
         groups.setdefault(str(word).lower(), []).append(t)
-    heads = head_labels(H)
-    data, shown = [], np.zeros(H, dtype=np.float32)
+    out, shown = [], np.zeros(rows.shape[0], dtype=np.float32)
     for positions in groups.values():
         y = rows[:, positions].sum(axis=1)  # (H,)
         if y.max() < min_weight:
             continue
         shown += y
-        data.append(dict(type="bar", x=heads, y=y, name=label(labels[positions[0]]),
-                         marker_color=colors[positions[0]],
-                         hovertemplate="%{x} → %{fullData.name}: %{y:.3f}<extra></extra>"))
-    rest = rows.sum(axis=1) - shown  # (H,)
-    if len(data) < len(groups):
-        data.append(dict(type="bar", x=heads, y=rest, name="other", marker_color=OTHER_COLOR,
-                         hovertemplate="%{x}: other keys %{y:.3f}<extra></extra>"))
+        out.append((str(labels[positions[0]]), colors[positions[0]], y))
+    if len(out) < len(groups):
+        out.append((None, OTHER_COLOR, rows.sum(axis=1) - shown))  # (H,)
+    return out
+
+
+def focus_bars(rows, labels, special, focus_label, layer, min_weight=0.05, height=340,
+               value="weight"):
+    """One layer, one query token: for each head a stacked bar of how its attention (summing to
+    1) splits over the keys (key_segments). rows: (H, T); layer: its 0-based index (labels count
+    from 1, as everywhere on the pages). Words under min_weight in every head join "other".
+    value: what the rows are (the y axis title), e.g. "share of ‖αf‖" for norm-weighted rows."""
+    H = np.asarray(rows).shape[0]
+    heads = head_labels(H)
+    data = []
+    for name, color, y in key_segments(rows, labels, special, min_weight):
+        other = name is None
+        data.append(dict(type="bar", x=heads, y=y, name="other" if other else label(name),
+                         marker_color=color,
+                         hovertemplate="%{x}: other keys %{y:.3f}<extra></extra>" if other else
+                         "%{x} → %{fullData.name}: %{y:.3f}<extra></extra>"))
     layout = dict(
         barmode="stack", height=height, font=FONT, margin=dict(l=60, r=10, t=50, b=30),
         title=centred_title(f"Layer {layer + 1}: where “{label(focus_label)}” attends, per "
