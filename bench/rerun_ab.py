@@ -47,7 +47,7 @@ def start(root: Path, out: Path, name: str, env_extra: dict):
 
 async def compare(urls: dict, n: int, pids: dict, cpu: dict) -> dict:
     """Alternate the actions between the servers; cpu[k]: server k's CPU seconds for them."""
-    sessions = {k: Session(u, cookie=f"ab-{k}") for k, u in urls.items()}
+    sessions = {k: Session(u, cookie=f"ab-{k}", fragments=True) for k, u in urls.items()}
     for s in sessions.values():
         await s.connect()
         await s.rerun(query="", timeout=300)  # the first run: not counted
@@ -63,7 +63,8 @@ async def compare(urls: dict, n: int, pids: dict, cpu: dict) -> dict:
             s = sessions[k]
             runs[k].append(("new sentence", await s.rerun({"text": text_value(text)})))
             runs[k].append(("view change", await s.rerun({"ex_layer": slider_value(layer)})))
-            focus = next(key for key in s.ids if key.startswith("ex_focus_"))
+            focus = next(key for _, key in runs[k][-2][1].elements  # this sentence's own
+                         if key.startswith("ex_focus_"))
             label = f"2: {runs[k][-2][1].components['ex_grid']['tokens'][2]}"
             runs[k].append(("focus change", await s.rerun({focus: select_value(label)})))
     cpu.update({k: cpu[k] + cpu_seconds([pid]) for k, pid in pids.items()})

@@ -40,6 +40,7 @@ def best_fit(name: str, layer: int):
     return qs.BestFit(layer, result["layers"][layer]["fitted"]["1"])
 
 
+@st.cache_data(**models.bounded(), show_spinner=False)
 def answers(name: str, text: str) -> list:
     """[(question, answer markdown, page, link label)] for the model `name` and `text`."""
     bert, _ = models.get_bert(name)
