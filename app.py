@@ -41,10 +41,17 @@ link.claim_pending(current.url_path)  # the link's page values are for the page 
 page.keep_widgets()  # a page's settings survive a visit to another page
 # The Training lab trains its own small models and About shows text: neither waits for the
 # BERT checkpoint
+# The Explorer runs as a fragment (ui.page.run_as_fragment): a layer, head or focus change
+# reruns the page alone, and the page draws the copy-link box, which follows its link
+alone = current.url_path == ""
 sidebar.sidebar(needs_model=current.url_path not in ("training_lab", "about", "glossary"),
-                page_path=current.url_path, own_sentences=current.url_path == "two_readings")
+                page_path=current.url_path, own_sentences=current.url_path == "two_readings",
+                box_by_page=alone)
 link.sync_link()
 for note in link_notes:
     st.warning(note, icon=style.ICON_LINK)
 start_card.start_card(current.url_path)
-current.run()
+if alone:
+    page.run_as_fragment(current)
+else:
+    current.run()

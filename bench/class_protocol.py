@@ -85,7 +85,7 @@ async def student(url: str, i: int, args, start_at: float) -> dict:
     rng = random.Random(1000 + i)
     out = dict(actions=[], error="", upstream="")
     await asyncio.sleep(max(0.0, start_at - time.perf_counter()))
-    s = Session(url, cookie=f"student-{i:04d}-{rng.getrandbits(32):08x}")
+    s = Session(url, cookie=f"student-{i:04d}-{rng.getrandbits(32):08x}", fragments=True)
 
     async def act(kind, **kw):
         run = await s.rerun(**kw)

@@ -9,8 +9,11 @@ on the server (timed_server's clock) and send -> script_finished, p50/p95, the m
 bytes sent, and the ratio A/B of the p50s, with the load average; and each server's CPU time
 per action (less sensitive to the machine's load than wall-clock times).
 
-    .venv/bin/python bench/rerun_ab.py --a /tmp/main-snapshot [--b .] [--n 20]
+    .venv/bin/python bench/rerun_ab.py --a /tmp/main-snapshot [--b .] [--n 20] [--query text=Hi.]
     (env for one side only: --a-env HEADSCOPE_TORCH_THREADS=2)
+
+The sessions send fragment reruns as a browser does (testkit.protocol.Session(fragments=True)):
+on a checkout whose Explorer runs as a fragment, a view change reruns the page alone.
 """
 
 import argparse
@@ -45,12 +48,12 @@ def start(root: Path, out: Path, name: str, env_extra: dict):
     return proc, url, times
 
 
-async def compare(urls: dict, n: int, pids: dict, cpu: dict) -> dict:
+async def compare(urls: dict, n: int, pids: dict, cpu: dict, query: str = "") -> dict:
     """Alternate the actions between the servers; cpu[k]: server k's CPU seconds for them."""
-    sessions = {k: Session(u, cookie=f"ab-{k}") for k, u in urls.items()}
+    sessions = {k: Session(u, cookie=f"ab-{k}", fragments=True) for k, u in urls.items()}
     for s in sessions.values():
         await s.connect()
-        await s.rerun(query="", timeout=300)  # the first run: not counted
+        await s.rerun(query=query, timeout=300)  # the first run: not counted
     cpu.update({k: -cpu_seconds([pid]) for k, pid in pids.items()})
     rng = random.Random(11)
     runs = {k: [] for k in urls}  # [(kind, Run)] in the server's order
@@ -63,7 +66,8 @@ async def compare(urls: dict, n: int, pids: dict, cpu: dict) -> dict:
             s = sessions[k]
             runs[k].append(("new sentence", await s.rerun({"text": text_value(text)})))
             runs[k].append(("view change", await s.rerun({"ex_layer": slider_value(layer)})))
-            focus = next(key for key in s.ids if key.startswith("ex_focus_"))
+            focus = next(key for _, key in runs[k][-2][1].elements  # this sentence's own
+                         if key.startswith("ex_focus_"))
             label = f"2: {runs[k][-2][1].components['ex_grid']['tokens'][2]}"
             runs[k].append(("focus change", await s.rerun({focus: select_value(label)})))
     cpu.update({k: cpu[k] + cpu_seconds([pid]) for k, pid in pids.items()})
@@ -77,6 +81,8 @@ def main():
     ap.add_argument("--a", required=True, help="checkout A (the before)")
     ap.add_argument("--b", default=str(Path(__file__).resolve().parent.parent))
     ap.add_argument("--n", type=int, default=20)
+    ap.add_argument("--query", default="", help="the first run's query string: '' opens the "
+                    "bare root (the start card stays open), 'text=Hi.' a student's shared link")
     ap.add_argument("--a-env", action="append", default=[], help="NAME=VALUE for A only")
     ap.add_argument("--b-env", action="append", default=[], help="NAME=VALUE for B only")
     args = ap.parse_args()
@@ -88,7 +94,8 @@ def main():
             procs[name], urls[name], times[name] = start(
                 Path(root).resolve(), out, name, dict(e.split("=", 1) for e in env))
         cpu = {}
-        runs = asyncio.run(compare(urls, args.n, {k: p.pid for k, p in procs.items()}, cpu))
+        runs = asyncio.run(compare(urls, args.n, {k: p.pid for k, p in procs.items()}, cpu,
+                                   args.query))
     finally:
         for p in procs.values():
             p.terminate()
@@ -97,7 +104,8 @@ def main():
             except subprocess.TimeoutExpired:
                 p.kill()
     load1 = os.getloadavg()
-    print(f"A = {args.a} {args.a_env}; B = {args.b} {args.b_env}; {args.n} rounds; load "
+    print(f"A = {args.a} {args.a_env}; B = {args.b} {args.b_env}; {args.n} rounds; opened "
+          f"with {args.query!r}; load "
           f"average {load0[0]:.1f} -> {load1[0]:.1f} (1 min); logs in {out}")
     print(f"{'':14s} {'':2s} {'run p50':>8s} {'run p95':>8s} {'seen p50':>9s} {'seen p95':>9s} "
           f"{'msgs':>5s} {'kB':>6s}")

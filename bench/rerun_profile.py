@@ -33,7 +33,7 @@ from testkit.server import start_app, stop_app  # noqa: E402
 async def drive(url: str, n: int) -> list:
     """[(kind, Run)] in the order of the server's runs (one run per action)."""
     rng = random.Random(7)
-    s = Session(url, cookie="profile")
+    s = Session(url, cookie="profile", fragments=True)
     await s.connect()
     out = [("open", await s.rerun(query="", timeout=300))]
     layer = int(out[0][1].components["ex_grid"]["tag"].split()[-1])

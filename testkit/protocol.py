@@ -90,9 +90,14 @@ def _set(state: WidgetState, arm: str, value):
 
 
 class Session:
-    def __init__(self, base_url: str, cookie: str | None = None, open_timeout: float = 60):
+    def __init__(self, base_url: str, cookie: str | None = None, open_timeout: float = 60,
+                 fragments: bool = False):
         self.url = base_url.replace("http", "ws", 1).rstrip("/") + "/_stcore/stream"
         self.cookie, self.open_timeout = cookie, open_timeout
+        # fragments: as a browser does, a change of widgets drawn by one fragment (st.fragment)
+        # reruns that fragment alone (script_finished 3); without, every rerun is a full one
+        self.fragments = fragments
+        self.fragment_of: dict = {}  # widget key -> the fragment that drew it ("" for none)
         self.ids: dict = {}  # widget key -> id
         self.values: dict = {}  # widget id -> (arm, value) sent with every rerun
         self.pages: dict = {}  # url path ("" for the default page) -> page_script_hash
@@ -141,6 +146,9 @@ class Session:
         if page is not None:
             self.page_hash = self.pages[page]
         cs.query_string, cs.page_script_hash = self.query, self.page_hash
+        drawn_by = {self.fragment_of.get(key, "") for key in widgets or {}}
+        if self.fragments and len(drawn_by) == 1:
+            cs.fragment_id = drawn_by.pop()
         once = {}
         for key, (arm, value) in (widgets or {}).items():
             wid = self.ids[key]
@@ -197,6 +205,7 @@ class Session:
         key = _key_of(wid) if isinstance(wid, str) and wid.startswith("$$ID-") else ""
         if key:
             self.ids[key] = wid
+            self.fragment_of[key] = fm.delta.fragment_id
         run.elements.append((etype, key))
         run.sizes[etype] = run.sizes.get(etype, 0) + size
         if etype == "exception":

@@ -45,8 +45,12 @@ def explorer_note(name: str, layer: int, key: str):
     st.caption(f"**Is one head enough?** {sentence(row, result['heads'])} The summed head is "
                "these weights read as one head; the best-fit single head is one head trained "
                "to reproduce the layer. R² below 0: worse than writing the mean for every token.")
-    with st.popover("Every layer: one head vs many", width="stretch"):
-        section(name, key, side_by_side=False)
+    # built only while open (its two plotly figures cost more than the rest of a view change):
+    # opening it reruns the page, closed it sends the button alone
+    with st.popover("Every layer: one head vs many", width="stretch", on_change="rerun",
+                    key=f"{key}_popover") as pop:
+        if pop.open:
+            section(name, key, side_by_side=False)
 
 
 def section(name: str, key: str, side_by_side: bool = True):

@@ -15,7 +15,7 @@ import streamlit as st
 from . import share
 from .link import FRAME_PARAMS, pending_params
 from .presentation import presenting
-from .st_internals import leave_legacy_pages_mode
+from .st_internals import leave_legacy_pages_mode, rerunnable
 
 _KEPT = "_kept_widgets"
 
@@ -75,3 +75,19 @@ def keep_widgets():
     for key in ss.get(_KEPT, ()):
         if key in ss:
             ss[key] = ss[key]
+
+
+def run_as_fragment(current):
+    """The frame's call for a page whose own widgets change only its own view (the Explorer):
+    run the page returned by st.navigation as a fragment, so that a change of one of its widgets
+    reruns the page alone, without the frame, the sidebar and the start card around it (issue
+    23: they were a third of a layer move's run). A change in the sidebar still reruns
+    everything. The copy-link box, outside the page, follows the page's link through
+    share.claim."""
+    _page_fragment(current)
+
+
+@st.fragment
+def _page_fragment(current):
+    share.claim()
+    rerunnable(current).run()

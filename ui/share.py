@@ -13,18 +13,30 @@ from . import style
 from .presentation import presenting
 
 _SLOT, _PAGE, _DRAWN = "_share_slot", "_share_page", "_share_drawn"
+_CLAIMABLE = "_share_claimable"  # a full run: the box was drawn by the frame
 QR_PX = 300  # the QR code's width on screen: ~9 px a module for a 100-character link, read by a
              # phone from the back of a classroom when projected at 1280×720
 
 
-def open_slot(where, page_path: str):
+def open_slot(where, page_path: str, by_page: bool = False):
     """The frame's call, once per run: where the box goes (the sidebar, or its own button in the
     row above the page in presentation mode) and the url path of the page being run ("" for the
-    default)."""
+    default). by_page: the page, run as a fragment, draws the box (claim)."""
     st.session_state[_SLOT] = where.empty()
     st.session_state[_PAGE] = page_path
     st.session_state[_DRAWN] = None  # a new slot: nothing drawn in it yet
+    st.session_state[_CLAIMABLE] = by_page
     refresh()
+
+
+def claim():
+    """A page run as a fragment (ui.page.run_as_fragment) calls this first: on a full run the
+    box is drawn from inside the fragment, not by the frame. Streamlit lets a fragment's own
+    rerun write to a container outside it (the box's slot in the sidebar) only where the
+    fragment wrote on the last full run; so the page's link changes on its own reruns reach the
+    box."""
+    if st.session_state.pop(_CLAIMABLE, False):
+        refresh()
 
 
 def links() -> tuple:
@@ -63,8 +75,8 @@ def qr_png(link: str) -> bytes | None:
 
 def refresh():
     slot = st.session_state.get(_SLOT)
-    if slot is None:
-        return
+    if slot is None or st.session_state.get(_CLAIMABLE):
+        return  # no box, or the page draws it (claim)
     students, projector = links()
     if st.session_state.get(_DRAWN) == (students, projector):
         return  # the box already shows these links: redrawing it sends ~6 messages for nothing

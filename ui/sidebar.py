@@ -54,11 +54,13 @@ OWN_NOTE = ("This page compares its own two sentences, A and B, typed on the pag
 OWN_SHORT = "This page compares its own sentences, A and B, below."  # one line in the row
 
 
-def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool = False):
+def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool = False,
+            box_by_page: bool = False):
     """Call once per run, from app.py. A page that does not need the BERT model
     (needs_model=False) does not wait for it to load. page_path: the url path of the page being
     run, for the copy-link box. own_sentences: the page types its own sentences (Two readings),
-    so the shared sentence's boxes give way to a note saying so (their values are kept)."""
+    so the shared sentence's boxes give way to a note saying so (their values are kept).
+    box_by_page: the page, run as a fragment, draws the copy-link box (share.claim)."""
     ss = st.session_state
     ss.setdefault("model", BUNDLED)
     ss.setdefault("text", DEFAULT_TEXT)
@@ -85,7 +87,8 @@ def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool =
                 st.text_area("Second sentence (optional)", key="pair", height=68,
                              help=PAIR_HELP)
             st.selectbox("Model", list(model_choices()), key="model")
-        share.open_slot(c4, page_path)  # one click from the row, not a popover in a popover
+        # one click from the row, not a popover in a popover
+        share.open_slot(c4, page_path, box_by_page)
         c5.button("Leave presentation", on_click=set_present, args=(False,),
                   key="present_leave", width="stretch")
         return
@@ -108,4 +111,4 @@ def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool =
         st.toggle("Presentation mode", key="present_toggle", on_change=set_present,
                   help="For a projector: larger text and charts, no sidebar (the sentence "
                        "moves above the page). Copy link offers a link that opens in it.")
-        share.open_slot(st, page_path)
+        share.open_slot(st, page_path, box_by_page)

@@ -1,6 +1,6 @@
 """The one module that touches Streamlit's internals (the legacy pages switch, the upload
-cap). tests/unit/test_streamlit_internals.py fails with a clear message when a Streamlit
-upgrade removes what is used here."""
+cap, a page run again by a fragment). tests/unit/test_streamlit_internals.py fails with a clear
+message when a Streamlit upgrade removes what is used here."""
 
 import threading
 
@@ -28,6 +28,23 @@ def leave_legacy_pages_mode():
         _LEGACY_MODE_LEFT = True
         PagesManager.uses_pages_directory = False
         st.rerun()
+
+
+def rerunnable(page):
+    """st.Page.run refuses a second call on the same page object (`_can_be_called`: once per
+    run of app.py). A fragment rerun of the page (ui.page.run_as_fragment) is a run of its own
+    that calls the last full run's page object again: allow it."""
+    page._can_be_called = True
+    return page
+
+
+def page_run_guard_exists() -> bool:
+    """Whether st.Page.run still reads the flag rerunnable sets."""
+    import inspect
+
+    from streamlit.navigation.page import StreamlitPage
+
+    return "self._can_be_called" in inspect.getsource(StreamlitPage.run)
 
 
 _UPLOAD_CAP = threading.Lock()  # one capped add_file at a time: the check and the add together

@@ -40,10 +40,13 @@ def best_fit(name: str, layer: int):
     return qs.BestFit(layer, result["layers"][layer]["fitted"]["1"])
 
 
+@st.cache_data(**models.bounded(), show_spinner=False)
 def answers(name: str, text: str) -> list:
     """[(question, answer markdown, page, link label)] for the model `name` and `text`."""
     bert, _ = models.get_bert(name)
-    res = models.attend(name, text)
+    # the pair spelled out: st.cache_data keys the arguments as given, and (name, text) alone
+    # missed the Explorer's entry for (name, text, None): a second forward pass per sentence
+    res = models.attend(name, text, None)
     cfg, T = bert.config, len(res.tokens)
     layer = default_layer(name)  # the layer the Explorer opens on
     focus = default_focus(text, res.tokens, res.special)

@@ -30,3 +30,12 @@ def test_the_upload_manager_still_has_what_the_upload_cap_reads():
     assert all(hasattr(mgr, a) for a in ("file_storage", "_total_bytes", "_lock")), (
         f"Streamlit {streamlit.__version__}'s MemoryUploadedFileManager changed: "
         "ui/st_internals.cap_uploads must be rewritten for this version")
+
+
+def test_page_run_still_guards_with_the_flag_a_fragment_rerun_resets():
+    from ui.st_internals import page_run_guard_exists
+
+    assert page_run_guard_exists(), (
+        f"Streamlit {streamlit.__version__}'s st.Page.run no longer reads _can_be_called: "
+        "ui/st_internals.rerunnable (the Explorer run as a fragment, ui/page.py) must be "
+        "rewritten for this version")
