@@ -74,7 +74,7 @@ SPLIT_SHARE = 0.25  # from this share of words cut into ## pieces (2 at least), 
                     # English sentences: 0%; "Ich sehe den Mann mit dem Fernglas.": 2 of 8)
 LANGUAGE = ("The bundled all-MiniLM-L6-v2 was trained on English text: it knows the letters of "
             "many scripts but few of their words, and most emoji not at all.")
-PIECES = PIECE_MARKS["WordPiece"]  # BERT's note; each tokenizer's own: facts["piece_note"]
+PIECES = PIECE_MARKS["WordPiece"][1]  # BERT's note; each tokenizer's own: facts["piece_note"]
 
 
 def language_notes(facts: dict, what: str = "This text"):
@@ -87,7 +87,7 @@ def language_notes(facts: dict, what: str = "This text"):
     where = what[0].lower() + what[1:]
     n, unknown, spelled = facts["n_words"], facts["unknown_words"], facts["spelled_words"]
     split = facts.get("split_words", 0)
-    parts = []
+    parts, quoted = [], False  # quoted: a cut word's pieces are shown as the tokenizer wrote them
     if norm["examples"]:
         shown = ", ".join(f"“{md_text(visible(a))}” as “{md_text(visible(b))}”"
                           for a, b in norm["examples"])
@@ -107,8 +107,13 @@ def language_notes(facts: dict, what: str = "This text"):
                           for word, w in facts["split_examples"])
         parts.append(f"{split} of {n} words in {where} are cut into pieces ({shown}): words the "
                      "model saw rarely or never, so the maps below are of those pieces.")
+        quoted = True
     if parts:
-        pieces = facts.get("piece_note", PIECES) if split or spelled else ""
+        # WordPiece's ## shows in every map; a BPE's Ġ or SentencePiece's ▁ only as a piece
+        # that is nothing but the mark, said when the cut words quoted above hold one
+        mark, note = facts.get("piece_mark", "##"), facts.get("piece_note", PIECES)
+        alone = quoted and any(mark in w for _, w in facts["split_examples"])
+        pieces = note if (split or spelled) and (mark == "##" or alone) else ""
         st.warning(" ".join([*parts, pieces, limits]).strip(), icon=style.ICON_LANGUAGE)
     elif norm["lowercases"]:
         st.caption("This model is uncased: it reads capitals as small letters.")

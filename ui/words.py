@@ -21,17 +21,17 @@ def piece_kind(tokenizer) -> str:
     return type(backend).__name__ if backend is not None else ""
 
 
-# what the mark in a cut word's pieces means, per kind of tokenizer
+# each kind's mark and what it means: WordPiece's ## shows on every piece that continues a word;
+# byte-level BPE's Ġ and SentencePiece's ▁ are decoded away (mha_core.text.readable) and show only
+# as a piece that is nothing but the mark
 PIECE_MARKS = {
-    "WordPiece": ("`##` marks a piece glued to the one before it (a word the vocabulary does not "
-                  "hold is cut into pieces it does), not a character of the text."),
-    "BPE": ("`Ġ` stands for the space before a piece: a piece without it continues the word "
-            "before it (a word the vocabulary does not hold is cut into pieces it does)."),
-    "Unigram": ("`▁` marks a piece that starts a word: a piece without it continues the word "
-                "before it (a word the vocabulary does not hold is cut into pieces it does)."),
+    "WordPiece": ("##", "`##` marks a piece glued to the one before it (a word the vocabulary does "
+                        "not hold is cut into pieces it does), not a character of the text."),
+    "BPE": ("Ġ", "`Ġ` alone is a piece that stands only for the space before a word."),
+    "Unigram": ("▁", "`▁` alone is a piece that only marks where a word starts."),
 }
 
 
-def piece_mark_note(tokenizer) -> str:
-    """What the mark in this tokenizer's pieces means, or "" for a kind without a known mark."""
-    return PIECE_MARKS.get(piece_kind(tokenizer), "")
+def piece_mark(tokenizer) -> tuple:
+    """(mark, what it means) for this tokenizer's kind, or ("", "") for a kind without one."""
+    return PIECE_MARKS.get(piece_kind(tokenizer), ("", ""))
