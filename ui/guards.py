@@ -80,9 +80,9 @@ PIECES = PIECE_MARKS["WordPiece"][1]  # BERT's note; each tokenizer's own: facts
 def language_notes(facts: dict, what: str = "This text"):
     """What the tokenizer does to this text's language before any head sees it, in ONE notice:
     accents stripped and capitals lowered (uncased models), words it cannot read at all, words
-    it reads only letter by letter, and words cut into many pieces (the tokenizer's own mark
-    said: `##` for WordPiece, `Ġ` for byte-level BPE, `▁` for SentencePiece). English text gets only
-    the uncased note (a caption)."""
+    it reads only letter by letter, and words cut into many pieces (with what the tokenizer's
+    mark means where the page shows one: ui.words.PIECE_MARKS). English text gets only the
+    uncased note (a caption)."""
     norm, limits = facts["normalised"], LANGUAGE if facts["bundled"] else ""
     where = what[0].lower() + what[1:]
     n, unknown, spelled = facts["n_words"], facts["unknown_words"], facts["spelled_words"]
@@ -148,10 +148,11 @@ def pair_notes(facts: dict):
         st.caption(f"The {typed} at the end of the text only ends sentence A: nothing follows "
                    "it, so there is no sentence B.")
     n = facts["kept_seps"]
+    parts = "segments" if facts.get("segment_ids", True) else "sentences"
     if n:
         st.caption(f"{n} more {typed} typed inside a sentence {'stays' if n == 1 else 'stay'} "
-                   f"there as {sep} {'token' if n == 1 else 'tokens'}: "
-                   f"{facts.get('family', 'BERT')} reads two sentences, A and B, and the first "
+                   f"there as {f'a {sep} token' if n == 1 and typed == sep else f'{sep} tokens'}: "
+                   f"{facts.get('family', 'BERT')} reads two {parts}, A and B, and the first "
                    f"{typed} (or the second box) already starts B.")
     if facts["blank_pair"]:
         st.caption("The second sentence is blank, so the first is read alone.")
