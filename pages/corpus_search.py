@@ -24,7 +24,7 @@ from ui.labels import visible
 from ui.page import Page
 from ui.presentation import presenting, tucked
 from ui.presets import EXAMPLE_LINES
-from ui.words import plural
+from ui.words import plural, special_names
 
 PAGE = Page("cs", keep=("cs_source", "cs_lines"), link=("layer", "head"))
 pending = PAGE.start()
@@ -96,6 +96,7 @@ PAGE.heading("Corpus search",
 name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
 bert = guards.model_or_stop(name)
 L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
+cls_tok, sep_tok = special_names(bert.tokenizer)  # this model's own: <s>, </s> for RoBERTa
 # on a projector: one row of controls, the corpus choice in a popover at its end
 if presenting():
     c1, c2, c3, c4, c5 = st.columns([3, 3, 2, 2, 1.8], vertical_alignment="bottom")
@@ -184,7 +185,8 @@ with st.container(key="cs_results"):
     }), border="horizontal")
 st.caption(f"{len(index):,} tokens of {plural(len(lines), 'line')} indexed at layer {layer + 1} "
            f"(each "
-           f"line's first {CORPUS_TOKENS} tokens; [CLS] and [SEP] are not indexed). Similarity "
+           f"line's first {CORPUS_TOKENS} tokens; {cls_tok} and {sep_tok} are not indexed). "
+           "Similarity "
            "is the cosine of the hidden states (the layer's output); the last column lists "
            "each match's top three attention targets in the chosen head. If the sentence "
            "itself is in the corpus, its own token comes first with similarity 1.")

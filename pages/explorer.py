@@ -31,6 +31,7 @@ from ui.layers import default_layer
 from ui.page import Page
 from ui.presentation import PRESENT_WINDOW, presenting, tucked
 from ui.tensor_downloads import tensor_downloads
+from ui.words import special_names
 
 PAGE = Page("ex", keep=("ex_words", "ex_nospecial", "ex_norms"),
             link=("layer", "head", "focus", "words", "nospecial", "norms"))
@@ -46,6 +47,7 @@ if not presenting():  # on a projector it shares the row of controls (below)
 name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
 bert = guards.model_or_stop(name)
 cfg = bert.config
+cls_tok, sep_tok = special_names(bert.tokenizer)  # this model's own: <s>, </s> for RoBERTa
 L, H, D = cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size
 facts = guards.check_text(name, text, cut=sidebar.text_was_cut(), pair=pair,
                           prompt="Type a sentence in the sidebar (or load an example) to see "
@@ -110,12 +112,12 @@ head = c2.selectbox("Head", list(range(1, H + 1)), key="ex_head",
                     format_func=lambda h: f"head {h}", on_change=picked_head,
                     help="The head shown large. Until you choose, it is the one whose words look "
                          "most sharply at other words (the mean, over the words, of the "
-                         "largest weight a word puts on another word, leaving out [CLS], "
-                         "[SEP], punctuation and itself).") - 1
+                         f"largest weight a word puts on another word, leaving out {cls_tok}, "
+                         f"{sep_tok}, punctuation and itself).") - 1
 word_level = c3.toggle("Whole words", key="ex_words",
                        help="Merge subword pieces into words (Clark et al. 2019): attention "
                             "to a word is summed over its pieces, attention from it averaged.")
-hide_special = c4.toggle("Hide [CLS]/[SEP]", key="ex_nospecial",
+hide_special = c4.toggle(f"Hide {cls_tok}/{sep_tok}", key="ex_nospecial",
                          help="Drop the special tokens and renormalise each row to sum to 1.")
 by_norm = c6.toggle("By norm", key="ex_norms",
                     help="Kobayashi et al. 2020: how much of each token's vector reaches the "
@@ -125,8 +127,8 @@ by_norm = c6.toggle("By norm", key="ex_norms",
 ss.ex_shown = (layer + 1, head + 1)
 labels = v["labels"]
 if hide_special:
-    st.caption("[CLS] and [SEP] are hidden: each row is renormalised over the remaining tokens "
-               "to sum to 1, and entropies are of these maps.")
+    st.caption(f"{cls_tok} and {sep_tok} are hidden: each row is renormalised over the remaining "
+               "tokens to sum to 1, and entropies are of these maps.")
 if by_norm:
     st.caption("**By norm** (Kobayashi et al. 2020): each head's cell is ‖α_ij f(x_j)‖, each row "
                "divided by its sum so that rows read like weights (the hover also gives the raw "

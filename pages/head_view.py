@@ -18,6 +18,7 @@ from ui.layers import default_layer
 from ui.page import Page
 from ui.presentation import presenting
 from ui.tensor_downloads import tensor_downloads
+from ui.words import special_names
 
 PAGE = Page("hv", keep=("hv_words", "hv_nospecial"),
             link=("layer", "heads", "focus", "words", "nospecial"))
@@ -93,7 +94,8 @@ c1, c2 = top[1:] if presenting() else st.columns(2)
 word_level = c1.toggle("Whole words", key="hv_words",
                        help="Merge subword pieces into words (Clark et al. 2019), as in the "
                             "Explorer.")
-hide_special = c2.toggle("Hide [CLS]/[SEP]", key="hv_nospecial",
+cls_tok, sep_tok = special_names(bert.tokenizer)  # this model's own: <s>, </s> for RoBERTa
+hide_special = c2.toggle(f"Hide {cls_tok}/{sep_tok}", key="hv_nospecial",
                          help="Drop the special tokens and renormalise each row to sum to 1.")
 p, targets = guards.computed_or_stop(lines_view, name, text, word_level, hide_special, pair)
 labels = p["tokens"]

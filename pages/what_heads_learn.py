@@ -23,6 +23,7 @@ from ui.figures.qk import KINDS
 from ui.page import Page
 from ui.presentation import note, plot, presenting, tucked
 from ui.presets import PRESETS
+from ui.words import special_names
 
 PAGE = Page("wh", keep=("wh_treebank", "wh_relation", "wh_qk_on", "wh_qk_source",
                         "wh_qk_method"), link=("treebank", "relation"))
@@ -137,8 +138,9 @@ def sentence_section(name, bert, sc, reported, sentences, text):
     words, gold, ids = sentence_words(bert, text, sentences)
     pred = guards.computed_or_none(predictions, name, tuple(words))
     if pred is None:
-        st.info("The arcs are drawn for sentences of at most 128 pieces ([CLS] and [SEP] "
-                "included), the limit of the protocol.", icon=style.ICON_CUT)
+        st.info("The arcs are drawn for sentences of at most 128 pieces ({} and {} "
+                "included), the limit of the protocol.".format(*special_names(bert.tokenizer)),
+                icon=style.ICON_CUT)
         return
     names = [sc.relations[r] for r in reported]
     if "relation" in pending:
@@ -255,6 +257,7 @@ PAGE.heading("What heads learn",
 name, text = sidebar.current_model(), sidebar.current_text()
 bert = guards.model_or_stop(name)
 L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
+cls_tok, sep_tok = special_names(bert.tokenizer)  # this model's own: <s>, </s> for RoBERTa
 # on a projector: one row (the treebank, what is scored, the arcs setting in a popover) above
 # the matrix, drawn with the heads across and before the table
 row = (st.columns([2.2, 4, 1], vertical_alignment="center") if presenting() else
@@ -279,7 +282,7 @@ reported = sc.reported(min_arcs)
 skipped = sc.skipped_long + sc.skipped_empty
 if not sc.used:
     st.info(f"None of these sentences can be scored: {sc.skipped_long:,} over 128 pieces "
-            f"([CLS] and [SEP] included), {sc.skipped_empty:,} with a word the tokenizer "
+            f"({cls_tok} and {sep_tok} included), {sc.skipped_empty:,} with a word the tokenizer "
             "drops entirely.", icon=style.ICON_TREE)
     st.stop()
 note(f"{sc.used:,} sentences and {sc.counts[0]:,} arcs scored (punct and root are not)"
@@ -287,7 +290,7 @@ note(f"{sc.used:,} sentences and {sc.counts[0]:,} arcs scored (punct and root ar
         "tokenizer drops)" if skipped else "")
      + ". Each head predicts a word's head as the word it attends to most (dependent->head) or "
        "the word that attends to it most (head<-dependent), on word-level maps without "
-       "[CLS]/[SEP]. Baseline: the best fixed offset (−3…+3).",
+       f"{cls_tok}/{sep_tok}. Baseline: the best fixed offset (−3…+3).",
      f"{sc.used:,} sentences, {sc.counts[0]:,} arcs · each head's accuracy, ○ the best.",
      where=row[1])
 if not reported:

@@ -16,6 +16,7 @@ import streamlit as st
 from streamlit import config
 
 from .presets import DEFAULT_TEXT
+from .words import piece_mark, special_names
 
 BUNDLED = "all-MiniLM-L6-v2 (bundled)"
 CACHE_ENTRIES = max(1, int(os.environ.get("HEADSCOPE_CACHE_ENTRIES", "64")))
@@ -157,14 +158,18 @@ def text_facts(name: str, text: str, text_pair: str | None = None) -> dict:
         pair_seps,
         typed_special,
         unknown_words,
-        word_pieces,
+        word_groups,
     )
 
     bert = bert_or_raise(name)
     enc = bert.encode(text, text_pair)
     src, unk = enc.source, bert.tokenizer.unk_token
     unknown_w, spelled_w, n_words = unknown_words(enc, unk)
-    split = [w for w in word_pieces(enc) if len(w) >= 2]  # words cut into ## pieces
+    labels, groups = word_groups(enc, src.text, src.pair)  # the tokenizer's own words
+    split = [(word, [enc.tokens[t] for t in g])  # words cut into pieces, as shown
+             for word, g in zip(labels, groups) if len(g) >= 2]
+    cls, sep = special_names(bert.tokenizer)
+    mark, mark_note = piece_mark(bert.tokenizer)
     return dict(n_tokens=len(enc.tokens), n_full=enc.n_tokens_full, max_length=enc.max_length,
                 truncated=enc.truncated, only_special=all(enc.special),
                 typed_special=typed_special(enc, bert.tokenizer, src.text, src.pair),
@@ -180,7 +185,8 @@ def text_facts(name: str, text: str, text_pair: str | None = None) -> dict:
                 separator=(bert.tokenizer.sep_token or "[SEP]") * pair_seps(bert.tokenizer),
                 segment_ids=bert.config.type_vocab_size >= 2, family=bert.family.name,
                 n_words=n_words, bundled=name == BUNDLED, split_words=len(split),
-                split_examples=sorted(split, key=len, reverse=True)[:2],
+                split_examples=sorted(split, key=lambda s: len(s[1]), reverse=True)[:2],
+                cls=cls, sep=sep, piece_mark=mark, piece_note=mark_note,
                 normalised=normalisation(bert.tokenizer, f"{src.text} {src.pair or ''}"))
 
 
