@@ -39,11 +39,11 @@ pages = [
 current = st.navigation(pages, position="top" if presenting() else "sidebar")
 link.claim_pending(current.url_path)  # the link's page values are for the page it opened
 page.keep_widgets()  # a page's settings survive a visit to another page
-# The Training lab trains its own small models and About shows text: neither waits for the
-# BERT checkpoint
 # The Explorer runs as a fragment (ui.page.run_as_fragment): a layer, head or focus change
 # reruns the page alone, and the page draws the copy-link box, which follows its link
 alone = current.url_path == ""
+# The Training lab trains its own small models and About shows text: neither waits for the
+# BERT checkpoint
 sidebar.sidebar(needs_model=current.url_path not in ("training_lab", "about", "glossary"),
                 page_path=current.url_path, own_sentences=current.url_path == "two_readings",
                 box_by_page=alone)

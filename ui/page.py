@@ -82,12 +82,15 @@ def run_as_fragment(current):
     run the page returned by st.navigation as a fragment, so that a change of one of its widgets
     reruns the page alone, without the frame, the sidebar and the start card around it (issue
     23: they were a third of a layer move's run). A change in the sidebar still reruns
-    everything. The copy-link box, outside the page, follows the page's link through
-    share.claim."""
+    everything. The copy-link box, outside the page, is drawn by the page at its end
+    (share.hold, share.release), so that it follows the page's link."""
     _page_fragment(current)
 
 
 @st.fragment
 def _page_fragment(current):
-    share.claim()
-    rerunnable(current).run()
+    share.hold()
+    try:
+        rerunnable(current).run()
+    finally:  # also when the page stops early (st.stop on bad input)
+        share.release()

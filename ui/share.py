@@ -4,6 +4,7 @@ query-parameter write of a run redraws it, so it shows the view the run ends wit
 page stops early on bad input."""
 
 import io
+from functools import lru_cache
 from urllib.parse import quote, urlencode
 
 import segno
@@ -13,7 +14,7 @@ from . import style
 from .presentation import presenting
 
 _SLOT, _PAGE, _DRAWN = "_share_slot", "_share_page", "_share_drawn"
-_CLAIMABLE = "_share_claimable"  # a full run: the box was drawn by the frame
+_HELD = "_share_held"  # the page, run as a fragment, draws the box at its end
 QR_PX = 300  # the QR code's width on screen: ~9 px a module for a 100-character link, read by a
              # phone from the back of a classroom when projected at 1280×720
 
@@ -21,22 +22,30 @@ QR_PX = 300  # the QR code's width on screen: ~9 px a module for a 100-character
 def open_slot(where, page_path: str, by_page: bool = False):
     """The frame's call, once per run: where the box goes (the sidebar, or its own button in the
     row above the page in presentation mode) and the url path of the page being run ("" for the
-    default). by_page: the page, run as a fragment, draws the box (claim)."""
+    default). by_page: the page, run as a fragment, draws the box (hold, release)."""
     st.session_state[_SLOT] = where.empty()
     st.session_state[_PAGE] = page_path
     st.session_state[_DRAWN] = None  # a new slot: nothing drawn in it yet
-    st.session_state[_CLAIMABLE] = by_page
+    if by_page:
+        hold()
     refresh()
 
 
-def claim():
-    """A page run as a fragment (ui.page.run_as_fragment) calls this first: on a full run the
-    box is drawn from inside the fragment, not by the frame. Streamlit lets a fragment's own
-    rerun write to a container outside it (the box's slot in the sidebar) only where the
-    fragment wrote on the last full run; so the page's link changes on its own reruns reach the
-    box."""
-    if st.session_state.pop(_CLAIMABLE, False):
-        refresh()
+def hold():
+    """A page run as a fragment (ui.page.run_as_fragment): until release, the link's changes do
+    not redraw the box."""
+    st.session_state[_HELD] = True
+
+
+def release():
+    """The end of a page run as a fragment, full run or its own: the box drawn once, from
+    inside the fragment, with the link the run ends with. Every run of the fragment draws it:
+    Streamlit lets a fragment's rerun write to a container outside it (the box's slot in the
+    sidebar) only where the fragment wrote on the last full run, and the browser clears what a
+    fragment drew on its last run and did not draw again."""
+    st.session_state.pop(_HELD, None)
+    st.session_state[_DRAWN] = None
+    refresh()
 
 
 def links() -> tuple:
@@ -62,6 +71,7 @@ def qr_code(link: str) -> segno.QRCode | None:
         return None
 
 
+@lru_cache(maxsize=256)  # the box is drawn again with every view change of the Explorer
 def qr_png(link: str) -> bytes | None:
     """The link's QR code as a PNG, black on white with the standard 4-module quiet zone; None
     where qr_code gives none."""
@@ -75,8 +85,8 @@ def qr_png(link: str) -> bytes | None:
 
 def refresh():
     slot = st.session_state.get(_SLOT)
-    if slot is None or st.session_state.get(_CLAIMABLE):
-        return  # no box, or the page draws it (claim)
+    if slot is None or st.session_state.get(_HELD):
+        return  # no box, or the page draws it at its end (release)
     students, projector = links()
     if st.session_state.get(_DRAWN) == (students, projector):
         return  # the box already shows these links: redrawing it sends ~6 messages for nothing

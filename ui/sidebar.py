@@ -60,7 +60,7 @@ def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool =
     (needs_model=False) does not wait for it to load. page_path: the url path of the page being
     run, for the copy-link box. own_sentences: the page types its own sentences (Two readings),
     so the shared sentence's boxes give way to a note saying so (their values are kept).
-    box_by_page: the page, run as a fragment, draws the copy-link box (share.claim)."""
+    box_by_page: the page, run as a fragment, draws the copy-link box (share.release)."""
     ss = st.session_state
     ss.setdefault("model", BUNDLED)
     ss.setdefault("text", DEFAULT_TEXT)

@@ -101,8 +101,9 @@ class Session:
         if isinstance(payload, bytes | bytearray):
             msg = ForwardMsg()
             msg.ParseFromString(bytes(payload))
-            if msg.WhichOneof("type") == "script_finished" and \
-                    msg.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+            # a layer move reruns the Explorer alone (a fragment): finished with status 3
+            done = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
+            if msg.WhichOneof("type") == "script_finished" and msg.script_finished in done:
                 self.runs[index] += 1
 
     def worker(self, state) -> dict:
