@@ -3,6 +3,7 @@
 import json
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from testkit.browser import (
     box_of,
@@ -111,6 +112,25 @@ def test_presentation_link_hides_the_sidebar_and_enlarges_the_page(app_url, page
     assert projector.replace("\n", "").endswith("&present=1")
 
 
+def hover_until(page, key, where, want, attempts=10):
+    """Move the mouse to where() until the component under `key` reports hovering `want`
+    (its data-hover). where() is asked again on each attempt: under load the page's layout can
+    still move after a box was read (a late delta, a scrollbar), and a mouse that does not move
+    fires no new event."""
+    sel = f".st-key-{key} [data-drawn]"
+    for attempt in range(attempts):
+        x, y = where()
+        page.mouse.move(x + 2, y + 2)
+        page.mouse.move(x, y)
+        try:
+            page.wait_for_function("([sel, want]) => document.querySelector(sel)?.dataset.hover"
+                                   " === want", arg=[sel, want], timeout=3_000)
+            return
+        except PlaywrightTimeout:
+            if attempt == attempts - 1:
+                raise
+
+
 def point_at(page, key, m, q, k, G):
     """Viewport coordinates of cell (q, k) of map m (an entry of the component's data-layout),
     the page first scrolled so that the cell is on screen (a mouse cannot hover off screen)."""
@@ -205,9 +225,7 @@ def test_enlarged_head_and_focus_bars_read_the_models_weights_and_save_figures(
     q, k, G = res.tokens.index("with"), res.tokens.index("saw"), len(res.tokens)
     assert host(page, "ex_big").get_attribute("data-tag") == "layer 2 head 5"
     big = json.loads(host(page, "ex_big").get_attribute("data-layout"))[0]
-    page.mouse.move(*point_at(page, "ex_big", big, q, k, G))
-    page.wait_for_function("([sel, want]) => document.querySelector(sel)?.dataset.hover === want",
-                           arg=[".st-key-ex_big [data-drawn]", f"{q}:{k}"], timeout=10_000)
+    hover_until(page, "ex_big", lambda: point_at(page, "ex_big", big, q, k, G), f"{q}:{k}")
     assert page.locator(".st-key-ex_big .hs-tip-text").text_content() == \
         f"with → saw: {float(att[4, q, k]):.3f}"
 
@@ -217,14 +235,15 @@ def test_enlarged_head_and_focus_bars_read_the_models_weights_and_save_figures(
     below = sum(float(att[3, q, res.tokens.index(w)]) for w in keys[:keys.index("saw")] if w)
     share = float(att[3, q, k])  # head 4: the middle of its "saw" segment
     canvas = page.locator(".st-key-ex_focus_bars canvas.hs-main")
-    canvas.scroll_into_view_if_needed()
-    box = canvas.bounding_box()
-    page.mouse.move(box["x"] + g["left"] + 3.5 * g["slot"],
-                    box["y"] + g["top"] + g["h"] * (1 - below - share / 2))
+
+    def middle_of_segment():  # head 4's "saw" segment, where the canvas is now
+        canvas.scroll_into_view_if_needed()
+        box = canvas.bounding_box()
+        return (box["x"] + g["left"] + 3.5 * g["slot"],
+                box["y"] + g["top"] + g["h"] * (1 - below - share / 2))
+
+    hover_until(page, "ex_focus_bars", middle_of_segment, f"3:{keys.index('saw')}")
     tip = page.locator(".st-key-ex_focus_bars .hs-tip-text")
-    page.wait_for_function("([sel, want]) => document.querySelector(sel)?.dataset.hover === want",
-                           arg=[".st-key-ex_focus_bars [data-drawn]", f"3:{keys.index('saw')}"],
-                           timeout=10_000)
     assert tip.text_content() == f"H4 → saw: {share:.3f}"
 
     for key, kinds in (("ex_big", ("PNG", "SVG")), ("ex_focus_bars", ("PNG",))):
