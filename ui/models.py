@@ -11,6 +11,7 @@ that same budget, which also bounds it where the config file is not read.
 """
 
 import os
+from dataclasses import replace
 
 import streamlit as st
 from streamlit import config
@@ -137,15 +138,35 @@ def bert_or_raise(name: str):
 # Cached computations that can take long (a 512-token text) name what they do in a spinner;
 # Streamlit shows it only when a call runs longer than 0.5 s (streamlit/elements/spinner.py).
 @st.cache_data(**bounded(), show_spinner="Running the model on this text…")
-def attend(name: str, text: str, text_pair: str | None = None):
-    """The cached result of bert.attend for (model, text, pair). Copied per caller."""
+def _attend_arrays(name: str, text: str, text_pair: str | None = None):
+    """bert.attend's result with numpy arrays in place of its torch tensors: st.cache_data
+    unpickles a result on every read, and numpy arrays unpickle in about half the time of
+    torch tensors (no storage machinery per tensor)."""
     from . import budget  # here: ui.budget imports this module
 
     bert = bert_or_raise(name)
     if not budget.is_long(bert, text, text_pair):
-        return bert.attend(text, text_pair)
+        return _swap(bert.attend(text, text_pair), lambda t: t.numpy())
     with budget.heavy_here("Running the model on this long text"):  # one at a time (memory)
-        return bert.attend(text, text_pair)
+        return _swap(bert.attend(text, text_pair), lambda t: t.numpy())
+
+
+def _swap(res, convert):
+    """res with its tensors (attentions, single_head, hidden_states and the encoded ids)
+    converted by `convert`."""
+    enc = res.encoded
+    enc = replace(enc, input_ids=convert(enc.input_ids), token_type_ids=convert(enc.token_type_ids))
+    return replace(res, attentions=convert(res.attentions), single_head=convert(res.single_head),
+                   hidden_states=convert(res.hidden_states), encoded=enc)
+
+
+def attend(name: str, text: str, text_pair: str | None = None):
+    """The cached result of bert.attend for (model, text, pair), with torch tensors as
+    bert.attend gives. Copied per caller (the unpickled arrays are this caller's own, and
+    torch.from_numpy shares them without a copy)."""
+    import torch
+
+    return _swap(_attend_arrays(name, text, text_pair), torch.from_numpy)
 
 
 @st.cache_data(**bounded(1024), show_spinner=False)
