@@ -115,8 +115,15 @@ def components(at) -> dict:
     """{key: data dict} for every attention component (ui.attention) on the page, in page
     order: what the page sent the browser. Its binary arrays stay packed; unpack them with
     ui.attention.unpack (grid maps) or unpack_lines (head view lines)."""
-    return {_key(el.proto.id): json.loads(el.proto.json) for el in at.get("bidi_component")
+    return {_key(el.proto.id): _decoded(el.proto.json) for el in at.get("bidi_component")
             if el.proto.component_name == "headscope.attention"}
+
+
+def _decoded(text: str):
+    """The component's data: the page sends one JSON string (ui/attention/component.py), which
+    the element's JSON holds as a string."""
+    data = json.loads(text)
+    return json.loads(data) if isinstance(data, str) else data
 
 
 def component(at, key: str):

@@ -216,7 +216,8 @@ class Session:
             code = len(body.js_content) + len(body.css_content) + len(body.html_content)
             run.sizes["component js+css"] = run.sizes.get("component js+css", 0) + code
             try:
-                run.components[key] = json.loads(body.json)
+                data = json.loads(body.json)  # the page sends one JSON string (component.py)
+                run.components[key] = json.loads(data) if isinstance(data, str) else data
             except ValueError:
                 run.components[key] = None
 

@@ -1,5 +1,7 @@
 // The Streamlit host (Custom Components v2): Streamlit calls the module's default export with
-// {data, parentElement, setStateValue, setTriggerValue}, which is what draw() takes.
+// {data, parentElement, setStateValue, setTriggerValue}, which is what draw() takes. The data
+// comes as one JSON string (component.py: Streamlit does not walk it for dataframes).
 export default function (component) {
-  draw(component);
+  const { data } = component;
+  draw(typeof data === "string" ? { ...component, data: JSON.parse(data) } : component);
 }
