@@ -41,7 +41,7 @@ d = np.load({path!r})
 att = tuple(torch.from_numpy(a)[None] for a in d["attentions"])  # L x (1, H, T, T)
 tokens = [str(t) for t in d["tokens"]]
 from IPython.display import HTML, display  # bertviz's require.js, loaded once before its views
-display(HTML('<script src="https://cdnjs.cloudflare.com/ajax/libs/require.js/2.3.6/require.min.js"></script>'))"""
+display(HTML('<script src="/bench-cdn/require.js/2.3.6/require.min.js"></script>'))"""
 VIEWS = {  # name -> (cell, the page's test for "the k-th such view is drawn")
     "headscope head_view": ("from headscope.widgets import head_view\nhead_view(att, tokens)",
                             "document.querySelectorAll('div.hs-host[data-drawn]').length >= k"),
@@ -63,14 +63,17 @@ def tensors(bert, n: int, path: Path):
     np.savez(path, attentions=res.attentions.numpy(), tokens=np.array(res.tokens))
 
 
-def cdn_route(cdn: Path, base: str, outside: list):
+def cdn_route(cdn: Path, local: str, outside: list):
+    """A playwright route: bertviz's CDN files (its own cdnjs URLs, or the setup cell's
+    /bench-cdn/ path) served from `cdn`; URLs starting with `local` (the notebook server, or
+    file: for plain pages), blob: and data: go through; anything else is aborted and counted."""
     def route(r):
         url = r.request.url
-        if url.startswith((base + "/", "blob:", "data:")):
-            return r.continue_()
         for tail, name in CDN.items():
             if url.split("?")[0].endswith(tail):
                 return r.fulfill(path=str(cdn / name), content_type="text/javascript")
+        if url.startswith((local, "blob:", "data:")):
+            return r.continue_()
         outside.append(url)
         return r.abort()
     return route
@@ -83,7 +86,7 @@ def run_size(browser, root: Path, n: int, names, cdn: Path, timeout_s: float):
     proc, url, token = start_lab(root, root / f"lab{n}.log")
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     outside = []
-    ctx.route("**/*", cdn_route(cdn, url, outside))
+    ctx.route("**/*", cdn_route(cdn, url + "/", outside))
     page = ctx.new_page()
     out = {}
     try:

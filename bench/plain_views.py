@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.notebook_views import CDN, WORDS, bench_args  # noqa: E402
+from bench.notebook_views import WORDS, bench_args, cdn_route  # noqa: E402
 from testkit.browser import launch  # noqa: E402
 
 DRAWN = {"headscope": "document.querySelector('div.hs-host[data-drawn]')",
@@ -60,17 +60,7 @@ def pages(bert, n: int, root: Path) -> dict:
 def measure(browser, path: Path, tool: str, cdn: Path, timeout_s: float):
     ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
     outside = []
-
-    def route(r):
-        url = r.request.url
-        if url.startswith(("file:", "blob:", "data:")):
-            return r.continue_()
-        for tail, name in CDN.items():
-            if url.split("?")[0].endswith(tail):
-                return r.fulfill(path=str(cdn / name), content_type="text/javascript")
-        outside.append(url)
-        return r.abort()
-    ctx.route("**/*", route)
+    ctx.route("**/*", cdn_route(cdn, "file:", outside))
     page = ctx.new_page()
     try:
         page.goto(path.as_uri(), wait_until="commit")
