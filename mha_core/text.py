@@ -167,13 +167,19 @@ def encode(tokenizer, text: str, text_pair: str | None = None, max_length: int =
     )
 
 
+def piece_kind(tokenizer) -> str:
+    """The tokenizer's model: "WordPiece", "BPE", "Unigram" (its backend's class name), or ""
+    for a tokenizer without a fast backend."""
+    backend = getattr(getattr(tokenizer, "backend_tokenizer", None), "model", None)
+    return type(backend).__name__ if backend is not None else ""
+
+
 def readable(tokenizer, tokens: list) -> list:
     """Pieces as a reader reads them: a byte-level BPE's `Ġ` (a leading space) and bytes
     (`Ã©` for é), and SentencePiece's `▁` (a word start) decoded by the tokenizer itself;
     WordPiece's `##` and every special token (<s>, </s>, [CLS]) kept as they are. A piece
     that is only a marker keeps it (an empty label would be unreadable)."""
-    backend = getattr(getattr(tokenizer, "backend_tokenizer", None), "model", None)
-    if backend is None or type(backend).__name__ == "WordPiece":
+    if piece_kind(tokenizer) in ("", "WordPiece"):
         return tokens
     specials = set(tokenizer.all_special_tokens)
     return [t if t in specials else (tokenizer.convert_tokens_to_string([t]).strip() or t)

@@ -1,5 +1,7 @@
 """Counted nouns, spelled right: "1 run", "3 runs", never "3 run(s)"."""
 
+from mha_core.text import piece_kind
+
 
 def plural(n: int, noun: str, many: str | None = None) -> str:
     """f"{n:,} {noun}" with the noun's plural (noun + "s", or `many`) unless n is 1."""
@@ -12,13 +14,6 @@ def special_names(tokenizer) -> tuple:
     """(cls, sep) as this model's tokenizer writes them: ("[CLS]", "[SEP]") for BERT, ALBERT and
     DeBERTa, ("<s>", "</s>") for RoBERTa and ModernBERT."""
     return tokenizer.cls_token or "[CLS]", tokenizer.sep_token or "[SEP]"
-
-
-def piece_kind(tokenizer) -> str:
-    """The tokenizer's model: "WordPiece", "BPE", "Unigram" (its backend's class name), or ""
-    for a tokenizer without a fast backend."""
-    backend = getattr(getattr(tokenizer, "backend_tokenizer", None), "model", None)
-    return type(backend).__name__ if backend is not None else ""
 
 
 # each kind's mark and what it means: WordPiece's ## shows on every piece that continues a word;
