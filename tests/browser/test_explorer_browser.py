@@ -161,11 +161,9 @@ def test_hover_reads_each_heads_own_weight(app_url, page, tokens, bundled):
     maps = json.loads(host(page, "ex_grid").get_attribute("data-layout"))
     tip = page.locator(".st-key-ex_grid .hs-tip-text")
     for h in (0, 4, 11):
-        page.mouse.move(*point_at(page, "ex_grid", maps[h], q, k, len(res.tokens)))
+        hover_until(page, "ex_grid", lambda h=h: point_at(page, "ex_grid", maps[h], q, k,
+                                                         len(res.tokens)), f"{q}:{k}")
         want = f"with → saw: {float(att[h, q, k]):.3f}"
-        page.wait_for_function(
-            "([sel, want]) => document.querySelector(sel)?.dataset.hover === want",
-            arg=[".st-key-ex_grid [data-drawn]", f"{q}:{k}"], timeout=10_000)
         assert tip.text_content() == want
         assert tip.is_visible()
     assert no_exception(page)
@@ -193,19 +191,22 @@ def test_focus_grid_reads_each_heads_top_key_and_a_click_opens_that_head(app_url
     res = bundled.attend(DEFAULT_TEXT)
     rows = res.attentions.numpy()[:, :, res.tokens.index("with")]  # (L, H, T)
     g = json.loads(host(page, "ex_focus_grid").get_attribute("data-geometry"))
-    page.locator(".st-key-ex_focus_grid canvas.hs-main").scroll_into_view_if_needed()
-    box = page.locator(".st-key-ex_focus_grid canvas.hs-main").bounding_box()
+    canvas = page.locator(".st-key-ex_focus_grid canvas.hs-main")
     tip = page.locator(".st-key-ex_focus_grid .hs-tip-text")
+
+    def cell(layer, head):  # the middle of a cell, where the canvas is now
+        canvas.scroll_into_view_if_needed()
+        box = canvas.bounding_box()
+        return (box["x"] + g["left"] + (head + 0.5) * g["w"],
+                box["y"] + g["top"] + (layer + 0.5) * g["h"])
+
     for layer, head in ((0, 0), (3, 6), (5, 11)):
-        page.mouse.move(box["x"] + g["left"] + (head + 0.5) * g["w"],
-                        box["y"] + g["top"] + (layer + 0.5) * g["h"])
-        page.wait_for_function(
-            "([sel, want]) => document.querySelector(sel)?.dataset.hover === want",
-            arg=[".st-key-ex_focus_grid [data-drawn]", f"{layer}:{head}"], timeout=10_000)
+        hover_until(page, "ex_focus_grid", lambda at=(layer, head): cell(*at),
+                    f"{layer}:{head}")
         top = int(rows[layer, head].argmax())
         assert tip.text_content() == (f"L{layer + 1} H{head + 1} → {res.tokens[top]}: "
                                       f"{float(rows[layer, head, top]):.3f}")
-    page.mouse.click(box["x"] + g["left"] + 6.5 * g["w"], box["y"] + g["top"] + 3.5 * g["h"])
+    page.mouse.click(*cell(3, 6))
     wait_for_component(page, "ex_grid", tokens(DEFAULT_TEXT), tag="layer 4", timeout_ms=60_000)
     page.wait_for_function("() => document.querySelector('.st-key-ex_grid [data-drawn]')"
                            ".dataset.selected === '7'", timeout=60_000)
