@@ -30,12 +30,12 @@ from testkit.protocol import Session, slider_value, text_value  # noqa: E402
 from testkit.server import start_app, stop_app  # noqa: E402
 
 
-async def drive(url: str, n: int) -> list:
+async def drive(url: str, n: int, query: str = "") -> list:
     """[(kind, Run)] in the order of the server's runs (one run per action)."""
     rng = random.Random(7)
     s = Session(url, cookie="profile", fragments=True)
     await s.connect()
-    out = [("open", await s.rerun(query="", timeout=300))]
+    out = [("open", await s.rerun(query=query, timeout=300))]
     layer = int(out[0][1].components["ex_grid"]["tag"].split()[-1])
     for _ in range(n):
         out.append(("new sentence", await s.rerun({"text": text_value(sentence(rng))})))
@@ -55,6 +55,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--n", type=int, default=20)
     ap.add_argument("--top", type=int, default=30)
+    ap.add_argument("--query", default="", help="the first run's query string: '' opens the "
+                    "bare Explorer (the start card shown), 'text=Hi.' a student's shared link")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="rerun-profile-"))
     (tmp / "prof").mkdir()
@@ -63,7 +65,7 @@ def main():
         "timed_server.py")),), env_extra={"HEADSCOPE_RUN_TIMES": str(times),
                                           "HEADSCOPE_PROFILE_DIR": str(tmp / "prof")})
     try:
-        runs = asyncio.run(drive(url, args.n))
+        runs = asyncio.run(drive(url, args.n, args.query))
     finally:
         stop_app(proc)
     server = [float(x) for x in times.read_text().split()]

@@ -2,7 +2,9 @@
 
 Appends one line per run, "<seconds>", to the file named by HEADSCOPE_RUN_TIMES ("{pid}" in
 that name becomes the server's process id: one file per worker behind a proxy): the time from
-the start of a script run to its end, on the server, waits for the GIL included. The app's
+the start of a script run to its end, on the server, waits for the GIL included. With
+HEADSCOPE_RUN_STAMPS set, also "<start> <end>" per run into that file, as Unix time in ms (a
+browser on the same machine can place them on its own clock: bench/explorer_path.py). The app's
 code is not touched. With HEADSCOPE_PROFILE_DIR set, each run is also profiled (cProfile, the
 script runner's thread only) into DIR/run-<n>.prof, n counting from 0 (bench/rerun_profile.py).
 
@@ -25,11 +27,12 @@ _lock = threading.Lock()
 _run = script_runner.ScriptRunner._run_script
 _path = os.environ.get("HEADSCOPE_RUN_TIMES", "").replace("{pid}", str(os.getpid()))
 _profile_dir = os.environ.get("HEADSCOPE_PROFILE_DIR")
+_stamps = os.environ.get("HEADSCOPE_RUN_STAMPS")
 _runs = [0]
 
 
 def _timed_run(self, rerun_data):
-    t0 = time.perf_counter()
+    t0, wall0 = time.perf_counter(), time.time()
     prof = None
     if _profile_dir:
         import cProfile
@@ -46,6 +49,9 @@ def _timed_run(self, rerun_data):
                 _runs[0] += 1
         with _lock, open(_path, "a") as f:
             f.write(f"{time.perf_counter() - t0:.4f}\n")
+        if _stamps:
+            with _lock, open(_stamps, "a") as f:
+                f.write(f"{wall0 * 1000:.1f} {time.time() * 1000:.1f}\n")
 
 
 if __name__ == "__main__":

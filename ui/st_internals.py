@@ -219,3 +219,39 @@ def script_events_hook_exists() -> bool:
             and hasattr(ScriptRunnerEvent, "ENQUEUE_FORWARD_MSG")
             and list(inspect.signature(on_event).parameters)[:3] == ["self", "sender", "event"]
             and "self._call_soon_on_event_loop(" in inspect.getsource(on_event))
+
+
+_SLOTTED = False
+
+
+def slot_script_runs(slot):
+    """Run every script run of this process inside `slot()` (a context manager: ui.budget's
+    run slot), wrapped around ScriptRunner._run_script, which runs one full or fragment run.
+    Once per process, by the first script run (later runs take the slot); AppTest has none."""
+    global _SLOTTED
+    from streamlit.runtime import Runtime
+
+    if _SLOTTED or not Runtime.exists() or not script_run_hook_exists():
+        return
+    from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+
+    run = ScriptRunner._run_script
+
+    def slotted_run(self, rerun_data):
+        with slot():
+            return run(self, rerun_data)
+
+    ScriptRunner._run_script = slotted_run
+    _SLOTTED = True
+
+
+def script_run_hook_exists() -> bool:
+    """Whether ScriptRunner still runs each script run through _run_script(self, rerun_data),
+    called by its thread's loop (where slot_script_runs hooks in)."""
+    import inspect
+
+    from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
+
+    run = getattr(ScriptRunner, "_run_script", None)
+    return (run is not None and list(inspect.signature(run).parameters) == ["self", "rerun_data"]
+            and "self._run_script(" in inspect.getsource(ScriptRunner._run_script_thread))

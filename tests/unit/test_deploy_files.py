@@ -117,7 +117,7 @@ def test_template_pins_sessions_and_passes_websockets():
                                 "HEADSCOPE_FRAME_ANCESTORS", "HEADSCOPE_UPSTREAM_HEADER"}
     for name in template_names():  # once, in a directive: a value may span lines
         assert text.count("${" + name + "}") == conf.count("${" + name + "}") == 1
-    assert re.search(r"hash \$headscope_key consistent;", conf)
+    assert re.search(r"hash \$headscope_key;", conf)  # plain: an even share (not ketama's)
     assert "proxy_http_version 1.1;" in conf
     assert "proxy_set_header Upgrade $http_upgrade;" in conf
     assert "proxy_set_header Connection $headscope_connection;" in conf

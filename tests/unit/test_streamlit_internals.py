@@ -49,3 +49,12 @@ def test_app_sessions_still_hand_script_events_over_where_the_batching_hooks_in(
         "to the event loop through _on_scriptrunner_event(sender, event, ...) and "
         "_call_soon_on_event_loop: ui/st_internals.batch_script_events must be rewritten for "
         "this version")
+
+
+def test_script_runs_still_go_through_the_method_the_run_slot_wraps():
+    from ui.st_internals import script_run_hook_exists
+
+    assert script_run_hook_exists(), (
+        f"Streamlit {streamlit.__version__}'s ScriptRunner no longer runs each script run "
+        "through _run_script(self, rerun_data): ui/st_internals.slot_script_runs (one run at a "
+        "time per worker, ui/budget.py) must be rewritten for this version")
