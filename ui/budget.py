@@ -23,7 +23,7 @@ that session's run ends.
 import os
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from contextlib import contextmanager
 
 from .models import CACHE_TTL
@@ -81,40 +81,65 @@ def heavy(waiting=None, done=None):
 # delays the others by that much at most; heavy work gives its slot back while it runs.
 RUN_SLOTS = max(1, int(os.environ.get("HEADSCOPE_RUN_SLOTS", "1") or 1))
 RUN_SLOT_HOLD = 1.0  # seconds
-_RUNS = threading.BoundedSemaphore(RUN_SLOTS)
-_holders = {}  # thread id -> when its run took its slot (time.monotonic)
-_holders_lock = threading.Lock()
+
+
+class RunSlots:
+    """n slots, handed out first come, first served: a freed slot goes straight to the run
+    that has waited longest (a waiter that polled a plain semaphore could lose its turn to
+    newer runs for as long as they kept coming: one of 250 simulated students waited 120 s)."""
+
+    def __init__(self, n: int):
+        self.lock = threading.Lock()
+        self.free = n
+        self.queue = deque()  # (thread id, Event) of the runs waiting, oldest first
+        self.holders = {}  # thread id -> when its run got its slot (time.monotonic)
+
+    def take(self, hold: float) -> bool:
+        """Wait for a slot, True once this thread has it; False (go on without one) once
+        every slot has been held for `hold` seconds by the same runs."""
+        me = threading.get_ident()
+        with self.lock:
+            if self.free and not self.queue:
+                self.free -= 1
+                self.holders[me] = time.monotonic()
+                return True
+            turn = threading.Event()
+            self.queue.append((me, turn))
+        while not turn.wait(0.1):
+            with self.lock:
+                if turn.is_set():
+                    break  # handed over meanwhile
+                since = min(self.holders.values(), default=None)
+                if since is not None and time.monotonic() - since > hold:
+                    self.queue.remove((me, turn))
+                    return False
+        return True
+
+    def give(self):
+        """This thread's slot, to the longest waiter or back to the free ones."""
+        with self.lock:
+            self.holders.pop(threading.get_ident(), None)
+            if self.queue:
+                nxt, turn = self.queue.popleft()
+                self.holders[nxt] = time.monotonic()
+                turn.set()
+            else:
+                self.free += 1
+
+
+_RUNS = RunSlots(RUN_SLOTS)
 _this_run = threading.local()  # .held: this thread's run holds a slot
-
-
-def _take_run_slot() -> bool:
-    """Wait for a run slot; False (go on without one) once every slot has been held for
-    RUN_SLOT_HOLD seconds by the same runs."""
-    while not _RUNS.acquire(timeout=0.1):
-        with _holders_lock:
-            since = min(_holders.values(), default=None)
-        if since is not None and time.monotonic() - since > RUN_SLOT_HOLD:
-            return False
-    with _holders_lock:
-        _holders[threading.get_ident()] = time.monotonic()
-    return True
-
-
-def _give_run_slot():
-    with _holders_lock:
-        _holders.pop(threading.get_ident(), None)
-    _RUNS.release()
 
 
 @contextmanager
 def run_slot():
-    """A script run's slot, held while the run goes on (see _take_run_slot)."""
-    _this_run.held = _take_run_slot()
+    """A script run's slot, held while the run goes on (see RunSlots.take)."""
+    _this_run.held = _RUNS.take(RUN_SLOT_HOLD)
     try:
         yield
     finally:
         if _this_run.held:
-            _give_run_slot()
+            _RUNS.give()
         _this_run.held = False
 
 
@@ -125,12 +150,12 @@ def off_run_slot():
     held = getattr(_this_run, "held", False)
     if held:
         _this_run.held = False
-        _give_run_slot()
+        _RUNS.give()
     try:
         yield
     finally:
         if held:
-            _this_run.held = _take_run_slot()
+            _this_run.held = _RUNS.take(RUN_SLOT_HOLD)
 
 
 @contextmanager

@@ -18,8 +18,7 @@ def in_thread(body):
 
 @pytest.fixture(autouse=True)
 def one_slot(monkeypatch):
-    monkeypatch.setattr(budget, "_RUNS", threading.BoundedSemaphore(1))
-    monkeypatch.setattr(budget, "_holders", {})
+    monkeypatch.setattr(budget, "_RUNS", budget.RunSlots(1))
 
 
 def hold_a_run(entered, leave, held=None, work=None):
@@ -62,7 +61,7 @@ def test_a_long_run_is_not_waited_for(monkeypatch):
     b_leave.set()
     a.join(10)
     b.join(10)
-    assert budget._RUNS.acquire(blocking=False)  # given back once, by a alone
+    assert budget._RUNS.free == 1 and not budget._RUNS.holders  # given back once, by a alone
 
 
 def test_heavy_work_gives_the_slot_back_and_takes_it_again():
@@ -87,4 +86,28 @@ def test_heavy_work_gives_the_slot_back_and_takes_it_again():
     a_leave.set()
     a.join(10)
     assert after == [True]  # a took a slot again after its heavy work
-    assert budget._RUNS.acquire(blocking=False)
+    assert budget._RUNS.free == 1 and not budget._RUNS.holders
+
+
+def test_slots_go_to_the_runs_in_the_order_they_came():
+    first_in, first_leave = threading.Event(), threading.Event()
+    order, lock = [], threading.Lock()
+    a = in_thread(hold_a_run(first_in, first_leave))
+    assert first_in.wait(10)
+    waiters = []
+    for k in range(5):  # each queued before the next starts
+        def run(k=k):
+            with budget.run_slot():
+                with lock:
+                    order.append(k)
+        waiters.append(in_thread(run))
+        for _ in range(1000):
+            with budget._RUNS.lock:
+                if len(budget._RUNS.queue) == k + 1:
+                    break
+            threading.Event().wait(0.01)
+    first_leave.set()
+    a.join(10)
+    for t in waiters:
+        t.join(10)
+    assert order == [0, 1, 2, 3, 4]
