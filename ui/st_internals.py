@@ -1,8 +1,10 @@
 """The one module that touches Streamlit's internals (the legacy pages switch, the upload
-cap, a page run again by a fragment). tests/unit/test_streamlit_internals.py fails with a clear
+cap, a page run again by a fragment, the component's served files, a run's events sent in
+batches, one script run at a time). tests/unit/test_streamlit_internals.py fails with a clear
 message when a Streamlit upgrade removes what is used here."""
 
 import asyncio
+import functools
 import logging
 import threading
 
@@ -177,7 +179,8 @@ def batch_script_events():
     is not an element, are handed over at once together with everything queued before them; an
     element waits for them at most HOLD_SECONDS, so a long run's progress still shows. Same
     events, same order, same thread; fewer wake-ups of the loop and GIL hand-overs too. Once
-    per process, by the first script run; AppTest has no event loop and is left alone."""
+    per process, by the first script run (under AppTest, whose mock Runtime has no sessions,
+    it changes nothing)."""
     global _BATCHED
     from streamlit.runtime import Runtime
 
@@ -190,10 +193,12 @@ def batch_script_events():
     on_event = AppSession._on_scriptrunner_event
     element = ScriptRunnerEvent.ENQUEUE_FORWARD_MSG
 
+    @functools.wraps(schedule)
     def call_soon(self, callback):
         batch = self.__dict__.setdefault("_headscope_events", EventBatch(HOLD_SECONDS))
         batch.add(callback, getattr(_held, "on", False), lambda fn: schedule(self, fn))
 
+    @functools.wraps(on_event)
     def on_scriptrunner_event(self, sender, event, *args, **kwargs):
         _held.on = event == element
         try:
@@ -215,6 +220,7 @@ def script_events_hook_exists() -> bool:
     from streamlit.runtime.scriptrunner import ScriptRunnerEvent
 
     on_event = getattr(AppSession, "_on_scriptrunner_event", None)
+    on_event = inspect.unwrap(on_event) if on_event is not None else None  # ours, installed
     return (hasattr(AppSession, "_call_soon_on_event_loop") and on_event is not None
             and hasattr(ScriptRunnerEvent, "ENQUEUE_FORWARD_MSG")
             and list(inspect.signature(on_event).parameters)[:3] == ["self", "sender", "event"]
@@ -227,7 +233,8 @@ _SLOTTED = False
 def slot_script_runs(slot):
     """Run every script run of this process inside `slot()` (a context manager: ui.budget's
     run slot), wrapped around ScriptRunner._run_script, which runs one full or fragment run.
-    Once per process, by the first script run (later runs take the slot); AppTest has none."""
+    Once per process, by the first script run (later runs take the slot; AppTest's runs, one
+    after the other anyway, take it too)."""
     global _SLOTTED
     from streamlit.runtime import Runtime
 
@@ -237,6 +244,7 @@ def slot_script_runs(slot):
 
     run = ScriptRunner._run_script
 
+    @functools.wraps(run)
     def slotted_run(self, rerun_data):
         with slot():
             return run(self, rerun_data)
@@ -253,5 +261,6 @@ def script_run_hook_exists() -> bool:
     from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
 
     run = getattr(ScriptRunner, "_run_script", None)
+    run = inspect.unwrap(run) if run is not None else None  # ours, once installed
     return (run is not None and list(inspect.signature(run).parameters) == ["self", "rerun_data"]
             and "self._run_script(" in inspect.getsource(ScriptRunner._run_script_thread))
