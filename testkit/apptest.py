@@ -26,6 +26,7 @@ from ui.docs import as_html, teaching_guide
 from ui.labels import plain_label
 from ui.style import PAGE_CSS, PRESENT_CSS
 
+from .protocol import component_data
 from .server import ROOT
 
 APP = str(ROOT / "app.py")
@@ -115,15 +116,8 @@ def components(at) -> dict:
     """{key: data dict} for every attention component (ui.attention) on the page, in page
     order: what the page sent the browser. Its binary arrays stay packed; unpack them with
     ui.attention.unpack (grid maps) or unpack_lines (head view lines)."""
-    return {_key(el.proto.id): _decoded(el.proto.json) for el in at.get("bidi_component")
+    return {_key(el.proto.id): component_data(el.proto.json) for el in at.get("bidi_component")
             if el.proto.component_name == "headscope.attention"}
-
-
-def _decoded(text: str):
-    """The component's data: the page sends one JSON string (ui/attention/component.py), which
-    the element's JSON holds as a string."""
-    data = json.loads(text)
-    return json.loads(data) if isinstance(data, str) else data
 
 
 def component(at, key: str):

@@ -26,6 +26,7 @@ Session class:
 import asyncio
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import websockets
@@ -36,6 +37,21 @@ from websockets.sync.client import connect
 
 FINISHED_FOR_RERUN = 2  # script_finished: 0 done, 1 compile error, 2 superseded, 3 fragment done
 GRACE = 0.25  # seconds to wait after a run for the next run of a chain (a callback's st.rerun)
+
+
+def component_data(element_json: str):
+    """An attention component's data from its element's JSON: the page sends one JSON string
+    (ui/attention/component.py), which the element's JSON holds as a string."""
+    data = json.loads(element_json)
+    return json.loads(data) if isinstance(data, str) else data
+
+
+def run_async(coro):
+    """asyncio.run in a thread of its own: playwright's sync API may hold a running event loop
+    in the caller's thread (the browser tests of the same pytest worker), where asyncio.run
+    refuses to start."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 def text_value(s: str):
@@ -216,8 +232,7 @@ class Session:
             code = len(body.js_content) + len(body.css_content) + len(body.html_content)
             run.sizes["component js+css"] = run.sizes.get("component js+css", 0) + code
             try:
-                data = json.loads(body.json)  # the page sends one JSON string (component.py)
-                run.components[key] = json.loads(data) if isinstance(data, str) else data
+                run.components[key] = component_data(body.json)
             except ValueError:
                 run.components[key] = None
 

@@ -5,14 +5,13 @@ typed; the layer it moved to is the layer drawn; in the Head lab, one student's 
 switched off is counted). No browser: a server process and websockets."""
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import urlencode
 
 import pytest
 from transformers import AutoTokenizer
 
 from mha_core.loading import bundled_dir
-from testkit.protocol import Session, multiselect_value, slider_value, text_value
+from testkit.protocol import Session, multiselect_value, run_async, slider_value, text_value
 
 SENTENCES = ["A quiet river runs past the old mill.",
              "Why do birds sing so loudly at dawn in spring?",
@@ -58,10 +57,7 @@ def test_students_reach_the_app(app_url, tokenizer):
         return await asyncio.gather(*(one_student(app_url, i, tokenizer)
                                       for i in range(len(SENTENCES))))
 
-    # its own thread: playwright's sync API may hold a running event loop in this one (the
-    # browser tests of the same pytest worker), where asyncio.run refuses to start
-    with ThreadPoolExecutor(1) as pool:
-        everyone_runs = pool.submit(asyncio.run, everyone()).result()
+    everyone_runs = run_async(everyone())
     for i, runs in enumerate(everyone_runs):
         assert len(runs) == (5 if i == 0 else 3)
         for run in runs:

@@ -3,20 +3,12 @@
 the protocol client's websockets."""
 
 import asyncio
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from testkit.protocol import Session
+from testkit.protocol import Session, run_async
 from testkit.server import start_app, stop_app
-
-
-def run_async(coro):
-    """asyncio.run in a thread of its own: playwright's sync API may hold a running event loop
-    in this one (the browser tests of the same pytest worker), where asyncio.run refuses."""
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 @pytest.fixture
