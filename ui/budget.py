@@ -109,8 +109,8 @@ class RunSlots:
             with self.lock:
                 if turn.is_set():
                     break  # handed over meanwhile
-                since = min(self.holders.values(), default=None)
-                if since is not None and time.monotonic() - since > hold:
+                newest = max(self.holders.values(), default=None)  # every slot's holder
+                if newest is not None and time.monotonic() - newest > hold:
                     self.queue.remove((me, turn))
                     return False
         return True

@@ -146,9 +146,11 @@ def _attend_arrays(name: str, text: str, text_pair: str | None = None):
 
     bert = bert_or_raise(name)
     if not budget.is_long(bert, text, text_pair):
-        return _swap(bert.attend(text, text_pair), lambda t: t.numpy())
-    with budget.heavy_here("Running the model on this long text"):  # one at a time (memory)
-        return _swap(bert.attend(text, text_pair), lambda t: t.numpy())
+        res = bert.attend(text, text_pair)
+    else:
+        with budget.heavy_here("Running the model on this long text"):  # one at a time (memory)
+            res = bert.attend(text, text_pair)
+    return _swap(res, lambda t: t.numpy())
 
 
 def _swap(res, convert):

@@ -111,3 +111,34 @@ def test_slots_go_to_the_runs_in_the_order_they_came():
     for t in waiters:
         t.join(10)
     assert order == [0, 1, 2, 3, 4]
+
+
+def test_with_two_slots_one_long_run_does_not_send_the_waiters_past_the_other_slot():
+    slots = budget.RunSlots(2)
+    a_leave, b_in, b_leave = threading.Event(), threading.Event(), threading.Event()
+    got = []
+
+    def a():
+        slots.take(1.0)
+        assert a_leave.wait(30)
+        slots.give()
+
+    def b():
+        slots.take(1.0)
+        b_in.set()
+        assert b_leave.wait(30)
+        slots.give()
+
+    ta = in_thread(a)
+    threading.Event().wait(1.2)  # a's slot is now held longer than the hold
+    tb = in_thread(b)
+    assert b_in.wait(10)
+    tc = in_thread(lambda: got.append(slots.take(1.0)))
+    assert not threading.Event().wait(0.3)  # c waits: b's slot turns over soon
+    assert got == []
+    b_leave.set()
+    tb.join(10)
+    tc.join(10)
+    assert got == [True]  # b's slot, handed to c
+    a_leave.set()
+    ta.join(10)
