@@ -9,10 +9,11 @@ import streamlit as st
 
 from ui import budget, link, page, sidebar, start_card, style, threads
 from ui.presentation import presenting
-from ui.st_internals import leave_legacy_pages_mode
+from ui.st_internals import batch_script_events, leave_legacy_pages_mode
 
 leave_legacy_pages_mode()
 budget.cap_uploads()  # once per process, on the server's upload manager
+batch_script_events()  # once per process: a run's elements go to the browser together
 budget.slot_script_runs()  # once per process: one script run at a time (others queue)
 threads.limit()  # one torch thread per process: the sessions share the cores
 st.set_page_config(page_title="headscope", page_icon=style.FAVICON, layout="wide")

@@ -133,7 +133,12 @@ _this_run = threading.local()  # .held: this thread's run holds a slot
 
 @contextmanager
 def run_slot():
-    """A script run's slot, held while the run goes on (see RunSlots.take)."""
+    """A script run's slot, held while the run goes on (see RunSlots.take). Inside a run that
+    holds one already (the hook installed twice) it is that slot: waiting for it would have
+    lasted RUN_SLOT_HOLD and then lost it for good."""
+    if getattr(_this_run, "held", False):
+        yield
+        return
     _this_run.held = _RUNS.take(RUN_SLOT_HOLD)
     try:
         yield

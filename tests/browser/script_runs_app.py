@@ -1,6 +1,9 @@
 """A test script for tests/browser/test_script_runs.py, installing what app.py installs around
-script runs (one run at a time per worker): ?stamp=NAME is a run of 0.4 s that notes when it
-starts and ends."""
+script runs (batched script events, one script run at a time per worker), by each run as
+app.py does. ?count=N: N markdown elements, numbered. ?wait=1: a long run (half a second of
+work, then elements written quickly) whose last element waits for the test to have seen the
+first ones while the run still goes on. ?stamp=NAME: a run of 0.4 s that notes when it starts
+and ends."""
 
 import os
 import time
@@ -8,12 +11,27 @@ import time
 import streamlit as st
 
 from ui import budget
+from ui.st_internals import batch_script_events
 
-budget.slot_script_runs()  # from the next run on (this one is already running)
-stamps = os.environ["HEADSCOPE_RUN_STAMPS_FILE"]
-if "stamp" in st.query_params:
-    with open(stamps, "a") as f:
-        f.write(f"start {st.query_params['stamp']} {time.monotonic()}\n")
+batch_script_events()  # from the next run on (a run's events are handed over by the session
+budget.slot_script_runs()  # it started with, and the first run is already running)
+q = st.query_params
+if "stamp" in q:
+    with open(os.environ["HEADSCOPE_RUN_STAMPS_FILE"], "a") as f:
+        f.write(f"start {q['stamp']} {time.monotonic()}\n")
     time.sleep(0.4)  # work that lets the GIL go: without a slot, two runs overlap
-    with open(stamps, "a") as f:
-        f.write(f"end {st.query_params['stamp']} {time.monotonic()}\n")
+    with open(os.environ["HEADSCOPE_RUN_STAMPS_FILE"], "a") as f:
+        f.write(f"end {q['stamp']} {time.monotonic()}\n")
+elif "count" in q:
+    for i in range(int(q["count"])):
+        st.markdown(f"element {i}")
+        time.sleep(0.002)  # a run's work between its elements
+elif "wait" in q:
+    flag = os.environ["HEADSCOPE_STREAM_FLAG"]
+    time.sleep(0.5)  # a long run's first part (the run's start has been handed over meanwhile)
+    for i in range(30):
+        st.markdown(f"element {i}")
+    deadline = time.monotonic() + 30
+    while not os.path.exists(flag) and time.monotonic() < deadline:  # the test touches it
+        time.sleep(0.05)
+    st.markdown("seen while running" if os.path.exists(flag) else "never seen while running")

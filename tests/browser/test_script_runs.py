@@ -1,11 +1,15 @@
-"""What app.py installs around script runs, on a real server: with the run slot
-(ui.budget.run_slot), two sessions' runs at once take turns. No browser: a server process and
-the protocol client's websockets."""
+"""What app.py installs around script runs, on a real server. Batched script events
+(ui.st_internals.batch_script_events): a run's elements reach the browser in the order the
+script wrote them, and while a long run goes on (a batch is held at most HOLD_SECONDS, never
+until the end); sessions whose first runs install the hooks together each get every element.
+The run slot (ui.budget.run_slot): two sessions' runs at once take turns. No browser: a server
+process and the protocol client's websockets."""
 
 import asyncio
 from pathlib import Path
 
 import pytest
+from streamlit.proto.BackMsg_pb2 import BackMsg
 
 from testkit.protocol import Session, run_async
 from testkit.server import start_app, stop_app
@@ -13,17 +17,94 @@ from testkit.server import start_app, stop_app
 
 @pytest.fixture
 def runs_app(tmp_path):
-    stamps = tmp_path / "stamps.txt"
+    stamps, flag = tmp_path / "stamps.txt", tmp_path / "seen"
     proc, url = start_app(tmp_path / "streamlit.log", script=Path(__file__).with_name(
-        "script_runs_app.py"), env_extra={"HEADSCOPE_RUN_STAMPS_FILE": str(stamps)})
-    yield url, stamps
+        "script_runs_app.py"), env_extra={"HEADSCOPE_RUN_STAMPS_FILE": str(stamps),
+                                          "HEADSCOPE_STREAM_FLAG": str(flag)})
+    yield url, stamps, flag
     stop_app(proc)
+
+
+async def send_rerun(s: Session, query: str):
+    msg = BackMsg()
+    msg.rerun_script.query_string = query
+    await s.ws.send(msg.SerializeToString())
+
+
+async def markdown_until_finished(s: Session, on_text=lambda: None) -> tuple[list, int]:
+    """Every markdown text the session receives until a script_finished, in the order received
+    (on_text() after each), and that script_finished's status."""
+    texts = []
+    while True:
+        _, fm = await asyncio.wait_for(s.inbox.get(), 60)
+        assert fm is not None, "the server closed the connection"
+        kind = fm.WhichOneof("type")
+        if kind == "script_finished":
+            return texts, fm.script_finished
+        if kind == "delta" and fm.delta.WhichOneof("type") == "new_element":
+            el = fm.delta.new_element
+            if el.WhichOneof("type") == "markdown":
+                texts.append(el.markdown.body)
+                on_text()
+
+
+async def watch(url: str, flag: Path) -> tuple[list, bool]:
+    """Run the script twice, watching the second run (the first installs the batching); touch
+    `flag` on the first element received; return every markdown text in the order received,
+    and whether the flag was touched before the run finished."""
+    s = Session(url, cookie="streaming")
+    await s.connect()
+    try:
+        await s.rerun(query="")
+        await send_rerun(s, "wait=1")
+        touched = []
+
+        def touch():
+            if not flag.exists():
+                flag.touch()
+                touched.append(True)
+
+        texts, _ = await markdown_until_finished(s, touch)
+        return texts, bool(touched)
+    finally:
+        await s.close()
+
+
+def test_elements_arrive_in_order_and_while_the_run_goes_on(runs_app):
+    url, _, flag = runs_app
+    texts, touched_early = run_async(watch(url, flag))
+    assert touched_early
+    assert texts == [f"element {i}" for i in range(30)] + ["seen while running"], texts
+
+
+async def first_runs_at_once(url: str, n: int) -> list:
+    sessions = [Session(url, cookie=f"first-{i}") for i in range(n)]
+    for s in sessions:
+        await s.connect()
+
+    async def first_run(s):
+        await send_rerun(s, "count=40")
+        return await markdown_until_finished(s)
+
+    try:
+        return await asyncio.gather(*(first_run(s) for s in sessions))
+    finally:
+        for s in sessions:
+            await s.close()
+
+
+def test_sessions_opening_together_on_a_fresh_server_get_every_element(runs_app):
+    """Their first runs install the hooks at the same moment (installed twice, the batching sent
+    a run's end before its elements: a session got a finished run without most of them)."""
+    url, _, _ = runs_app
+    for texts, status in run_async(first_runs_at_once(url, 6)):
+        assert status == 0 and texts == [f"element {i}" for i in range(40)], (status, texts)
 
 
 async def two_runs_at_once(url: str):
     first = Session(url, cookie="warm")
     await first.connect()
-    await first.rerun(query="")  # the process's first run installs the slot
+    await first.rerun(query="")  # the first run of the process installs the slot
     await first.close()
     sessions = [Session(url, cookie=f"run-{k}") for k in "ab"]
     for s in sessions:
@@ -36,7 +117,7 @@ async def two_runs_at_once(url: str):
 
 
 def test_two_sessions_runs_take_turns(runs_app):
-    url, stamps = runs_app
+    url, stamps, _ = runs_app
     runs = run_async(two_runs_at_once(url))
     assert all(r.status == 0 and not r.error for r in runs), runs
     at = {}

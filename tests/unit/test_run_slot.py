@@ -142,3 +142,13 @@ def test_with_two_slots_one_long_run_does_not_send_the_waiters_past_the_other_sl
     assert got == [True]  # b's slot, handed to c
     a_leave.set()
     ta.join(10)
+
+
+def test_a_run_inside_a_run_keeps_its_one_slot():
+    """The slot installed twice (a run inside a run, one thread): the inner one neither waits
+    for the outer nor gives the slot away, and the slot is free after the outer run."""
+    with budget.run_slot():
+        with budget.run_slot():
+            assert budget._this_run.held
+        assert budget._this_run.held and budget._RUNS.free == 0
+    assert budget._RUNS.free == 1 and not budget._RUNS.holders

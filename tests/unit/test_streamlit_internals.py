@@ -41,6 +41,16 @@ def test_page_run_still_guards_with_the_flag_a_fragment_rerun_resets():
         "rewritten for this version")
 
 
+def test_app_sessions_still_hand_script_events_over_where_the_batching_hooks_in():
+    from ui.st_internals import script_events_hook_exists
+
+    assert script_events_hook_exists(), (
+        f"Streamlit {streamlit.__version__}'s AppSession no longer hands script-runner events "
+        "to the event loop through _on_scriptrunner_event(sender, event, ...) and "
+        "_call_soon_on_event_loop: ui/st_internals.batch_script_events must be rewritten for "
+        "this version")
+
+
 def test_script_runs_still_go_through_the_method_the_run_slot_wraps():
     from ui.st_internals import script_run_hook_exists
 
