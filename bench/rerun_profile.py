@@ -57,13 +57,17 @@ def main():
     ap.add_argument("--top", type=int, default=30)
     ap.add_argument("--query", default="", help="the first run's query string: '' opens the "
                     "bare Explorer (the start card shown), 'text=Hi.' a student's shared link")
+    ap.add_argument("--no-profile", action="store_true", help="the times alone, without "
+                    "cProfile's overhead (about a fifth of a run)")
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="rerun-profile-"))
     (tmp / "prof").mkdir()
     times = tmp / "runs.txt"
+    env = {"HEADSCOPE_RUN_TIMES": str(times)}
+    if not args.no_profile:
+        env["HEADSCOPE_PROFILE_DIR"] = str(tmp / "prof")
     proc, url = start_app(tmp / "server.log", launcher=(str(Path(__file__).with_name(
-        "timed_server.py")),), env_extra={"HEADSCOPE_RUN_TIMES": str(times),
-                                          "HEADSCOPE_PROFILE_DIR": str(tmp / "prof")})
+        "timed_server.py")),), env_extra=env)
     try:
         runs = asyncio.run(drive(url, args.n, args.query))
     finally:
@@ -71,7 +75,8 @@ def main():
     server = [float(x) for x in times.read_text().split()]
     import os
 
-    print(f"load average {os.getloadavg()[0]:.1f} (1 min); profiles in {tmp / 'prof'}")
+    print(f"load average {os.getloadavg()[0]:.1f} (1 min)"
+          + ("" if args.no_profile else f"; profiles in {tmp / 'prof'}"))
     by = defaultdict(list)
     for i, (kind, run) in enumerate(runs):
         by[kind].append((i, run))
@@ -83,6 +88,8 @@ def main():
               f"ms, p95 {percentile(client, .95):.0f} ms; script run p50 "
               f"{percentile(srv, .5):.0f} ms, p95 {percentile(srv, .95):.0f} ms; "
               f"{sizes(got[-1][1])}")
+        if args.no_profile:
+            continue
         stats = pstats.Stats(*(str(tmp / "prof" / f"run-{i}.prof") for i, _ in got),
                              stream=(buf := io.StringIO()))
         stats.sort_stats("cumulative").print_stats(args.top)
