@@ -213,7 +213,9 @@ def batch_script_events() -> bool:
 
     @functools.wraps(schedule)
     def call_soon(self, callback):
-        batch = self.__dict__.setdefault("_headscope_events", EventBatch(HOLD_SECONDS))
+        batch = self.__dict__.get("_headscope_events")
+        if batch is None:  # the session's first event (setdefault: one batch if two race)
+            batch = self.__dict__.setdefault("_headscope_events", EventBatch(HOLD_SECONDS))
         batch.add(callback, getattr(_held, "on", False), lambda fn: schedule(self, fn))
 
     @functools.wraps(on_event)

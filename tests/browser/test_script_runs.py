@@ -82,12 +82,14 @@ async def first_runs_at_once(url: str, n: int) -> list:
     for s in sessions:
         await s.connect()
 
-    async def first_run(s):
+    async def first_runs(s):  # the first (its runner's events not held), then a second one
         await send_rerun(s, "count=40")
-        return await markdown_until_finished(s)
+        first = await markdown_until_finished(s)
+        await send_rerun(s, "count=40")
+        return first, await markdown_until_finished(s)
 
     try:
-        return await asyncio.gather(*(first_run(s) for s in sessions))
+        return await asyncio.gather(*(first_runs(s) for s in sessions))
     finally:
         for s in sessions:
             await s.close()
@@ -97,8 +99,26 @@ def test_sessions_opening_together_on_a_fresh_server_get_every_element(runs_app)
     """Their first runs install the hooks at the same moment (installed twice, the batching sent
     a run's end before its elements: a session got a finished run without most of them)."""
     url, _, _ = runs_app
-    for texts, status in run_async(first_runs_at_once(url, 6)):
-        assert status == 0 and texts == [f"element {i}" for i in range(40)], (status, texts)
+    for runs in run_async(first_runs_at_once(url, 6)):
+        for texts, status in runs:
+            assert status == 0 and texts == [f"element {i}" for i in range(40)], (status, texts)
+
+
+async def hooks_after_a_run(url: str) -> list:
+    s = Session(url, cookie="hooks")
+    await s.connect()
+    try:
+        await s.rerun(query="")  # the first run of the process installs them
+        await send_rerun(s, "hooks=1")
+        return (await markdown_until_finished(s))[0]
+    finally:
+        await s.close()
+
+
+def test_the_first_run_installs_both_hooks(runs_app):
+    """The tests above would pass with a hook whose guard failed and was never installed."""
+    url, _, _ = runs_app
+    assert run_async(hooks_after_a_run(url)) == ["batched True, slotted True"]
 
 
 async def two_runs_at_once(url: str):

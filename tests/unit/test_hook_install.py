@@ -13,7 +13,7 @@ def race(installer, runs=4):
     start = threading.Barrier(runs)
 
     def first_run():
-        start.wait(10)
+        start.wait(10)  # a broken barrier raises here: the installer never runs, calls stay []
         installer()
 
     threads = [threading.Thread(target=first_run) for _ in range(runs)]
@@ -21,6 +21,7 @@ def race(installer, runs=4):
         t.start()
     for t in threads:
         t.join(10)
+    assert not any(t.is_alive() for t in threads)
 
 
 def test_first_runs_at_once_install_a_hook_once():
@@ -33,6 +34,7 @@ def test_first_runs_at_once_install_a_hook_once():
         return True
 
     race(install)
+    assert len(calls) == 1  # by one of the racing runs
     install()  # a later run
     assert len(calls) == 1
 
