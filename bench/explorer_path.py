@@ -27,6 +27,7 @@ and the frames and bytes received, the server's runs and React's commits per Ent
 and after the last message), with the load average.
 
     .venv/bin/python bench/explorer_path.py [--n 15] [--link]
+    .venv/bin/python bench/explorer_path.py --app bench/explorer_floor_app.py   # the floor
 """
 
 import argparse
@@ -124,6 +125,8 @@ def main():
     ap.add_argument("--n", type=int, default=15)
     ap.add_argument("--link", action="store_true", help="open a student's shared link "
                     "(?text=...: no start card) instead of the bare Explorer")
+    ap.add_argument("--app", help="another Streamlit script with the same sentence box and "
+                    "maps (bench/explorer_floor_app.py: the four maps alone)")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -135,7 +138,8 @@ def main():
     stamps = tmp / "runs.txt"
     proc, url = start_app(tmp / "streamlit.log", launcher=(str(Path(__file__).with_name(
         "timed_server.py")),), env_extra={"HEADSCOPE_RUN_TIMES": str(tmp / "times.txt"),
-                                          "HEADSCOPE_RUN_STAMPS": str(stamps)})
+                                          "HEADSCOPE_RUN_STAMPS": str(stamps)},
+                           script=args.app and Path(args.app).resolve())
     rows, load0 = [], os.getloadavg()
     try:
         with sync_playwright() as p:
@@ -161,7 +165,7 @@ def main():
             browser.close()
     finally:
         stop_app(proc)
-    where = "a shared link" if args.link else "the bare Explorer"
+    where = args.app or ("a shared link" if args.link else "the bare Explorer")
     print(f"{len(rows)} sentences ({where}); load average {load0[0]:.1f} -> "
           f"{os.getloadavg()[0]:.1f} (1 min); ms unless said")
     for name in rows[0]:
