@@ -109,7 +109,10 @@ def layer_input(page):
 
 
 async def student(browser, url, bert, text, moves, heads, start: asyncio.Event,
-                  delay: float) -> dict:
+                  delay: float, shows: str = DEFAULT_TEXT, opened=None, act=None) -> dict:
+    """One chromium student: open url (a page that draws the sentence `shows`), type `text`,
+    move the layer `moves` times. opened, act (asyncio.Events, optional): set once the page is
+    drawn; waited for before typing (bench/class_protocol.py opens its pages before the class)."""
     out = dict(text=text, steps=[], server=[], error=None, upstreams=[])
     context = await browser.new_context(viewport={"width": 1280, "height": 800})
     context.set_default_timeout(TIMEOUT_MS)
@@ -132,8 +135,12 @@ async def student(browser, url, bert, text, moves, heads, start: asyncio.Event,
         await asyncio.sleep(delay)
         t = time.perf_counter()
         await page.goto(url, wait_until="commit", timeout=OPEN_TIMEOUT_MS)
-        await wait_drawn(page, bert, DEFAULT_TEXT, heads, OPEN_TIMEOUT_MS)
+        await wait_drawn(page, bert, shows, heads, OPEN_TIMEOUT_MS)
         out["open"] = time.perf_counter() - t
+        if opened is not None:
+            opened.set()
+        if act is not None:
+            await act.wait()
         layer = int(await layer_input(page).input_value()) - 1  # the slider shows 1..L
 
         box = page.locator('[data-testid="stSidebar"] textarea').first
@@ -153,6 +160,8 @@ async def student(browser, url, bert, text, moves, heads, start: asyncio.Event,
         if await failed_element(page):
             out["error"] = "exception element"
     except Exception as e:  # a timeout: the session failed
+        if opened is not None:
+            opened.set()  # whoever waits for the page goes on without it
         out["error"] = ("exception element" if await failed_element(page)
                         else f"{type(e).__name__}: {str(e).splitlines()[0][:120]}")
     finally:

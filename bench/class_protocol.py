@@ -52,6 +52,10 @@ from testkit.proxy import NGINX, children, start_proxy, stop_proxy  # noqa: E402
 TEACHER = "The teacher wrote a sentence on the board for everyone."
 ACTIONS = ("open", "enter", "layer", "head view", "head lab", "head off")
 KNEE_P95 = 1.0  # seconds: Enter -> script finished, p95
+# The cores' busy share at which Enter p95 passed 1 s in the quiet tables of docs/capacity.md
+# (2 workers: 200-250 students at 40 ms of CPU per action, stop 28's machine; 100-150 at
+# 62-71 ms, stop 29's): the estimate a small class's row prints for the machine it ran on
+KNEE_BUSY = 0.6
 BROKEN_P95 = 20.0  # a configuration this slow (or with failures) ends the list for its workers
 LAYERS, HEADS = 6, 12  # the bundled model's
 
@@ -142,11 +146,11 @@ async def warm_up(url: str):
     await s.close()
 
 
-async def browsers(url: str, args) -> list:
-    """--browsers real chromium students (bench/class_load.py's: open the link, type a
-    sentence, move the layer 3 times), starting mid-ramp, beside the simulated ones."""
-    if not args.browsers:
-        return []
+async def browsers(url: str, args, opened: list, act: list) -> list:
+    """--browsers real chromium students (bench/class_load.py's: type a sentence, move the layer
+    3 times) beside the simulated ones. Like them they open the teacher's shared link; they do
+    it before the class arrives (chromium's start and first page are not the class's load),
+    set opened[i], and act when act[i] is set (run_class: mid-ramp)."""
     from playwright.async_api import async_playwright
 
     import mha_core
@@ -156,25 +160,42 @@ async def browsers(url: str, args) -> list:
 
     bert = mha_core.load_bert()  # the expected tokens only
     heads = bert.config.num_attention_heads
+    link = f"{url}/?{urlencode({'text': TEACHER})}"
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         start = asyncio.Event()
-        tasks = [browser_student(browser, url, bert, SENTENCES[i], 3, heads, start,
-                                 args.ramp / 2 + i) for i in range(args.browsers)]
         start.set()
-        out = await asyncio.gather(*tasks)
+        out = await asyncio.gather(*(
+            browser_student(browser, link, bert, SENTENCES[i], 3, heads, start, 0,
+                            shows=TEACHER, opened=opened[i], act=act[i])
+            for i in range(len(opened))))
         await browser.close()
     return out
 
 
 async def run_class(url: str, args, n: int) -> tuple:
     await warm_up(url)
+    opened = [asyncio.Event() for _ in range(args.browsers)]
+    act = [asyncio.Event() for _ in range(args.browsers)]
+    real = asyncio.ensure_future(browsers(url, args, opened, act)) if args.browsers else None
+    if real is not None:  # the chromium students are on the page before the class arrives
+        every = asyncio.ensure_future(asyncio.gather(*(e.wait() for e in opened)))
+        await asyncio.wait({every, real}, return_when=asyncio.FIRST_COMPLETED)
+        every.cancel()  # done, or the browsers failed (their error is reported)
     t0 = time.perf_counter() + 0.5
-    both = await asyncio.gather(
-        asyncio.gather(*(student(url, i, args, t0 + args.ramp * i / max(n, 1))
-                         for i in range(n))),
-        browsers(url, args))
-    return tuple(both)
+    loop = asyncio.get_running_loop()
+    for i, e in enumerate(act):  # they act from mid-ramp on, --browser-gap seconds apart
+        loop.call_at(loop.time() + 0.5 + args.ramp / 2 + i * args.browser_gap, e.set)
+    simulated = await asyncio.gather(*(student(url, i, args, t0 + args.ramp * i / max(n, 1))
+                                       for i in range(n)))
+    return simulated, (await real if real is not None else [])
+
+
+def pin(pids, cores: set):
+    """Every thread of these processes on these cores (threads they start later inherit it)."""
+    for pid in pids:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            os.sched_setaffinity(int(task.name), cores)
 
 
 def measure(args, workers: int, n: int, out: Path) -> dict:
@@ -185,6 +206,9 @@ def measure(args, workers: int, n: int, out: Path) -> dict:
     try:
         pids = [w["pid"] for w in state["workers"]]
         nginx = [state["nginx_pid"], *children(state["nginx_pid"])]
+        if args.pin:  # the servers on core 0; this probe and what it starts (chromium) on 1
+            pin([*pids, *nginx], {0})
+            os.sched_setaffinity(0, {1})
         rss0 = [rss_mb(p) for p in pids]
         cpu0, ngx0, me0 = cpu_seconds(pids), cpu_seconds(nginx), time.process_time()
         load0, t0 = os.getloadavg(), time.perf_counter()
@@ -196,6 +220,8 @@ def measure(args, workers: int, n: int, out: Path) -> dict:
         me = time.process_time() - me0
         load1 = os.getloadavg()
     finally:
+        if args.pin:
+            os.sched_setaffinity(0, set(range(os.cpu_count())))
         stop_proxy(proc)
     return dict(workers=workers, n=n, results=results, real=real, wall=wall, cpu=cpu, nginx_cpu=ngx,
                 probe_cpu=me, rss0=rss0, rss1=rss1, hwm=hwm, load=(load0, load1),
@@ -230,6 +256,11 @@ def report(m: dict) -> dict:
           f"{m['cpu'] / max(actions, 1) * 1000:.0f} ms, nginx "
           f"{m['nginx_cpu'] / max(actions, 1) * 1000:.1f} ms ({actions} actions; the probe "
           f"itself {m['probe_cpu']:.0f} s of CPU)")
+    if actions and m["cpu"] > 0:  # students whose actions keep the cores KNEE_BUSY busy
+        rate = actions / max(m["n"], 1) / m["wall"]  # actions per student per second
+        knee = KNEE_BUSY * (os.cpu_count() or 1) / (rate * m["cpu"] / actions)
+        print(f"estimated knee of this machine: about {knee:.0f} students ({rate:.2f} actions "
+              f"per student per second; a row below the knee gives the best estimate)")
     print("RSS per worker after the class (peak): " + ", ".join(
         f"{a:.0f} MB ({h:.0f})" for a, h in zip(m["rss1"], m["hwm"]))
           + f"; grown {sum(grown) / max(m['n'], 1):.2f} MB per student")
@@ -266,7 +297,16 @@ def main():
     ap.add_argument("--browsers", type=int, default=0,
                     help="real chromium students beside the simulated ones (cross-check: "
                          "their Enter -> maps drawn = the protocol's Enter + drawing)")
+    ap.add_argument("--browser-gap", type=float, default=1.0,
+                    help="seconds between two chromium students' first actions (8: one after "
+                         "the other, each with its core alone, as on its own laptop)")
+    ap.add_argument("--pin", action="store_true",
+                    help="the servers (workers, nginx) on core 0, the simulated students and "
+                         "the chromium ones on core 1: a browser's own work then does not take "
+                         "the servers' CPU, as on students' own laptops (2 cores or more)")
     args = ap.parse_args()
+    if args.pin and os.cpu_count() < 2:
+        sys.exit("class_protocol: --pin needs 2 cores")
     if NGINX is None:
         sys.exit("class_protocol: nginx not found (apt-get install nginx)")
     out = Path(tempfile.mkdtemp(prefix="class-protocol-"))
