@@ -13,8 +13,12 @@ sentences (7-14 words, drawn from a seeded word list), and follows one script:
   head lab  opens the Head lab page
   head off  switches one head off there
 (--script explorer stops after the rounds: the Explorer alone.) --browsers 3 adds three real
-chromium students (bench/class_load.py's script) mid-ramp, as a cross-check: their Enter ->
-maps drawn should be the protocol's Enter plus the browser's drawing.
+chromium students (bench/class_load.py's script: they open the same link before the class
+arrives, then type a sentence and move the layer from mid-ramp on, --browser-gap seconds
+apart), as a cross-check: their Enter -> maps drawn should be the protocol's Enter plus the
+browser's own part. On one machine chromium's own CPU takes the servers' (~0.5 s per Enter);
+--pin gives the servers core 0 and the students, simulated and chromium, core 1, as students'
+own laptops would.
 
 The teacher's own session opens the link and the Head lab first (not counted). Students
 arrive uniformly over --ramp seconds; between two actions each thinks for a time
@@ -24,13 +28,16 @@ a browser would see it before drawing). Prints, per configuration, each action's
 the bytes and messages sent per action, failed sessions (an exception element, a timeout, a
 closed socket), CPU per action (workers and nginx, from /proc), RSS per worker (after the
 class, sessions still open) and its growth per session, and the load average; then the
-capacity table and the knee: the fewest students at which Enter p95 passes 1 s.
+capacity table and the knee: the fewest students at which Enter p95 passes 1 s. Each row also
+prints an estimate of the machine's knee from its CPU per action (KNEE_BUSY below), so a small
+class (--students 30) tells a teacher what their machine holds.
 
 The probe runs on the same cores as the servers (its own CPU is printed): on a 2-core machine
 every figure is an upper bound of what a dedicated server would show.
 
     .venv/bin/python bench/class_protocol.py [--students 30,100,300] [--workers 1,2]
                                              [--think 5] [--rounds 3] [--ramp 10]
+                                             [--browsers 3 [--browser-gap 8] [--pin]]
 """
 
 import argparse
