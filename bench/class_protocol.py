@@ -52,7 +52,7 @@ from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.measure import cpu_seconds, percentile  # noqa: E402
+from bench.measure import cpu_seconds, percentile, pin  # noqa: E402
 from testkit.protocol import Session, multiselect_value, slider_value, text_value  # noqa: E402
 from testkit.proxy import NGINX, children, start_proxy, stop_proxy  # noqa: E402
 
@@ -196,13 +196,6 @@ async def run_class(url: str, args, n: int) -> tuple:
     simulated = await asyncio.gather(*(student(url, i, args, t0 + args.ramp * i / max(n, 1))
                                        for i in range(n)))
     return simulated, (await real if real is not None else [])
-
-
-def pin(pids, cores: set):
-    """Every thread of these processes on these cores (threads they start later inherit it)."""
-    for pid in pids:
-        for task in Path(f"/proc/{pid}/task").iterdir():
-            os.sched_setaffinity(int(task.name), cores)
 
 
 def measure(args, workers: int, n: int, out: Path) -> dict:

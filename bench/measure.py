@@ -96,3 +96,10 @@ class CpuWatch:
 
     def total(self) -> float:
         return sum(v - self.base.get(pid, 0.0) for pid, v in self.last.items())
+
+
+def pin(pids, cores: set):
+    """Every thread of these processes on these cores (threads they start later inherit it)."""
+    for pid in pids:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            os.sched_setaffinity(int(task.name), cores)
