@@ -108,11 +108,12 @@ def layer_input(page):
     return page.locator('.st-key-ex_layer input[type="range"]').first
 
 
-async def student(browser, url, bert, text, moves, heads, start: asyncio.Event,
-                  delay: float, shows: str = DEFAULT_TEXT, opened=None, act=None) -> dict:
-    """One chromium student: open url (a page that draws the sentence `shows`), type `text`,
-    move the layer `moves` times. opened, act (asyncio.Events, optional): set once the page is
-    drawn; waited for before typing (bench/class_protocol.py opens its pages before the class)."""
+async def student(browser, url, bert, text, moves, heads, start: asyncio.Event | None = None,
+                  delay: float = 0, shows: str = DEFAULT_TEXT, opened=None, act=None) -> dict:
+    """One chromium student: waits for `start` and `delay` s, opens url (a page that draws the
+    sentence `shows`), types `text`, moves the layer `moves` times. Optional asyncio.Events:
+    `opened` is set once the page is drawn (or the student failed), `act` is waited for before
+    typing (bench/class_protocol.py opens its pages before the class and acts mid-ramp)."""
     out = dict(text=text, steps=[], server=[], error=None, upstreams=[])
     context = await browser.new_context(viewport={"width": 1280, "height": 800})
     context.set_default_timeout(TIMEOUT_MS)
@@ -131,7 +132,8 @@ async def student(browser, url, bert, text, moves, heads, start: asyncio.Event,
         out["server"].append(clock.since(t))
 
     try:
-        await start.wait()  # everybody opens the link at the same moment (or `delay` later)
+        if start is not None:
+            await start.wait()  # everybody opens the link at the same moment (or `delay` later)
         await asyncio.sleep(delay)
         t = time.perf_counter()
         await page.goto(url, wait_until="commit", timeout=OPEN_TIMEOUT_MS)

@@ -33,7 +33,9 @@ prints an estimate of the machine's knee from its CPU per action (KNEE_BUSY belo
 class (--students 30) tells a teacher what their machine holds.
 
 The probe runs on the same cores as the servers (its own CPU is printed): on a 2-core machine
-every figure is an upper bound of what a dedicated server would show.
+without --pin every figure is an upper bound of what a dedicated server would show. CPU per
+action counts from the class's start: the teacher's warm-up (its Head lab ranking) and the
+chromium students' first pages are not in it.
 
     .venv/bin/python bench/class_protocol.py [--students 30,100,300] [--workers 1,2]
                                              [--think 5] [--rounds 3] [--ramp 10]
@@ -153,11 +155,11 @@ async def warm_up(url: str):
     await s.close()
 
 
-async def browsers(url: str, args, opened: list, act: list) -> list:
-    """--browsers real chromium students (bench/class_load.py's: type a sentence, move the layer
-    3 times) beside the simulated ones. Like them they open the teacher's shared link; they do
-    it before the class arrives (chromium's start and first page are not the class's load),
-    set opened[i], and act when act[i] is set (run_class: mid-ramp)."""
+async def browsers(url: str, opened: list, act: list) -> list:
+    """Real chromium students (bench/class_load.py's: type a sentence, move the layer 3
+    times) beside the simulated ones, one per event in `opened`. Like them they open the
+    teacher's shared link; they do it before the class arrives (chromium's start and first page
+    are not the class's load), set opened[i] once drawn, then wait for act[i] to act."""
     from playwright.async_api import async_playwright
 
     import mha_core
@@ -170,25 +172,27 @@ async def browsers(url: str, args, opened: list, act: list) -> list:
     link = f"{url}/?{urlencode({'text': TEACHER})}"
     async with async_playwright() as p:
         browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        start = asyncio.Event()
-        start.set()
         out = await asyncio.gather(*(
-            browser_student(browser, link, bert, SENTENCES[i], 3, heads, start, 0,
-                            shows=TEACHER, opened=opened[i], act=act[i])
-            for i in range(len(opened))))
+            browser_student(browser, link, bert, SENTENCES[i], 3, heads, shows=TEACHER,
+                            opened=opened[i], act=act[i]) for i in range(len(opened))))
         await browser.close()
     return out
 
 
-async def run_class(url: str, args, n: int) -> tuple:
+async def run_class(url: str, args, n: int, starts) -> tuple:
+    """The teacher's warm-up, the chromium students' pages, then `starts()` (the class's
+    clocks begin) and the class."""
     await warm_up(url)
     opened = [asyncio.Event() for _ in range(args.browsers)]
     act = [asyncio.Event() for _ in range(args.browsers)]
-    real = asyncio.ensure_future(browsers(url, args, opened, act)) if args.browsers else None
+    real = asyncio.ensure_future(browsers(url, opened, act)) if args.browsers else None
     if real is not None:  # the chromium students are on the page before the class arrives
         every = asyncio.ensure_future(asyncio.gather(*(e.wait() for e in opened)))
         await asyncio.wait({every, real}, return_when=asyncio.FIRST_COMPLETED)
-        every.cancel()  # done, or the browsers failed (their error is reported)
+        every.cancel()
+        if real.done():
+            real.result()  # chromium did not start: its error, before the class
+    starts()
     t0 = time.perf_counter() + 0.5
     loop = asyncio.get_running_loop()
     for i, e in enumerate(act):  # they act from mid-ramp on, --browser-gap seconds apart
@@ -203,28 +207,35 @@ def measure(args, workers: int, n: int, out: Path) -> dict:
     proc, state = start_proxy(run_dir, workers,
                               env_extra={"HEADSCOPE_RUN_TIMES": str(run_dir / "runs-{pid}.txt")},
                               worker_script=Path(__file__).with_name("timed_server.py"))
+    mine = os.sched_getaffinity(0)
     try:
         pids = [w["pid"] for w in state["workers"]]
         nginx = [state["nginx_pid"], *children(state["nginx_pid"])]
-        if args.pin:  # the servers on core 0; this probe and what it starts (chromium) on 1
-            pin([*pids, *nginx], {0})
-            os.sched_setaffinity(0, {1})
-        rss0 = [rss_mb(p) for p in pids]
-        cpu0, ngx0, me0 = cpu_seconds(pids), cpu_seconds(nginx), time.process_time()
-        load0, t0 = os.getloadavg(), time.perf_counter()
-        results, real = asyncio.run(run_class(state["url"], args, n))
-        wall = time.perf_counter() - t0
-        cpu, ngx = cpu_seconds(pids) - cpu0, cpu_seconds(nginx) - ngx0
+        if args.pin:  # the servers on one core; this probe and what it starts (chromium) on another
+            servers, students = sorted(mine)[:2]
+            pin([*pids, *nginx], {servers})
+            pin([os.getpid()], {students})
+        at = {}
+
+        def starts():  # the class's clocks, after the warm-up and the browsers' first pages
+            at.update(cpu=cpu_seconds(pids), nginx=cpu_seconds(nginx), me=time.process_time(),
+                      load=os.getloadavg(), rss=[rss_mb(p) for p in pids], t=time.perf_counter())
+
+        results, real = asyncio.run(run_class(state["url"], args, n, starts))
+        rss0 = at["rss"]
+        wall = time.perf_counter() - at["t"]
+        cpu, ngx = cpu_seconds(pids) - at["cpu"], cpu_seconds(nginx) - at["nginx"]
         rss1 = [rss_mb(p) for p in pids]
         hwm = [rss_mb(p, "VmHWM:") for p in pids]
-        me = time.process_time() - me0
-        load1 = os.getloadavg()
+        me = time.process_time() - at["me"]
+        load0, load1 = at["load"], os.getloadavg()
     finally:
         if args.pin:
-            os.sched_setaffinity(0, set(range(os.cpu_count())))
+            pin([os.getpid()], mine)
         stop_proxy(proc)
+    cores = 1 if args.pin else min(workers, len(mine))  # a worker is one process: one core
     return dict(workers=workers, n=n, results=results, real=real, wall=wall, cpu=cpu, nginx_cpu=ngx,
-                probe_cpu=me, rss0=rss0, rss1=rss1, hwm=hwm, load=(load0, load1),
+                cores=cores, probe_cpu=me, rss0=rss0, rss1=rss1, hwm=hwm, load=(load0, load1),
                 run_dir=run_dir)
 
 
@@ -256,11 +267,11 @@ def report(m: dict) -> dict:
           f"{m['cpu'] / max(actions, 1) * 1000:.0f} ms, nginx "
           f"{m['nginx_cpu'] / max(actions, 1) * 1000:.1f} ms ({actions} actions; the probe "
           f"itself {m['probe_cpu']:.0f} s of CPU)")
-    if actions and m["cpu"] > 0:  # students whose actions keep the cores KNEE_BUSY busy
-        rate = actions / max(m["n"], 1) / m["wall"]  # actions per student per second
-        knee = KNEE_BUSY * (os.cpu_count() or 1) / (rate * m["cpu"] / actions)
-        print(f"estimated knee of this machine: about {knee:.0f} students ({rate:.2f} actions "
-              f"per student per second; a row below the knee gives the best estimate)")
+    if m["cpu"] > 0:  # the class whose actions would keep the workers' cores KNEE_BUSY busy
+        busy = m["cpu"] / (m["cores"] * m["wall"])
+        print(f"estimated knee of this machine: about {m['n'] * KNEE_BUSY / busy:.0f} students "
+              f"(the workers kept {m['cores']} core(s) {busy:.0%} busy; a row below the knee "
+              "gives the best estimate)")
     print("RSS per worker after the class (peak): " + ", ".join(
         f"{a:.0f} MB ({h:.0f})" for a, h in zip(m["rss1"], m["hwm"]))
           + f"; grown {sum(grown) / max(m['n'], 1):.2f} MB per student")

@@ -2,10 +2,12 @@
 page but the sentence box and the four maps. A benchmark's app, not a page of headscope.
 
 The same sidebar text area (Ctrl+Enter applies it), the same cached computations
-(ui.explorer_views, ui.models: the forward pass on a new sentence), the same payloads and the
-same attention component under the same keys (ex_grid, ex_focus_grid, ex_big, ex_focus_bars)
-as pages/explorer.py, in the same two rows of columns; no frame (navigation, copy-link box,
-start card, CSS, link), no controls, captions, downloads or masked-word section. So
+(ui.explorer_views, ui.models: the forward pass on a new sentence), the same maps through the
+same payload functions (without the page's extras: entropies in the titles, click targets,
+download names) and the same attention component under the same keys (ex_grid,
+ex_focus_grid, ex_big, ex_focus_bars) as pages/explorer.py, in the same two rows of columns;
+no frame (navigation, copy-link box, start card, CSS, link), no controls, captions, downloads
+or masked-word section. So
 `bench/explorer_path.py --app bench/explorer_floor_app.py` times the part of the Explorer's
 path that no change to the page's other elements can remove: Streamlit's rerun, its frontend
 and the component.
@@ -30,10 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from ui import figures, models, style  # noqa: E402
 from ui.attention import attention, bars_payload, focus_payload, grid_payload  # noqa: E402
 from ui.explorer_views import focus_view, layer_view  # noqa: E402
+from ui.layers import default_layer  # noqa: E402
 
 PARTS = set(os.environ.get("HEADSCOPE_FLOOR_PARTS", "").split(","))
 NAME = models.BUNDLED
-LAYER = 1  # the bundled model's default layer (layer 2), as the Explorer opens
+LAYER = default_layer(NAME)  # the layer the Explorer opens on
 
 st.set_page_config(page_title="headscope floor", layout="wide")
 text = st.sidebar.text_area("Sentence", "I saw the man with a telescope.", key="text")

@@ -4,12 +4,15 @@ rendering work (style, layout, paint) beside it.
 Starts `streamlit run app.py` and Debian's chromium, opens a student's shared link, and for
 --n held-out sentences types one and presses Ctrl+Enter until every map shows it
 (testkit.browser.EXPLORER_DRAWN). Over those Enters it records, through the devtools protocol,
-a sampling CPU profile of the page (Profiler, 100 us) and a timeline trace; it prints, per
-Enter, the renderer main thread's busy time split by trace event (script, style, layout,
-paint, ...) and the JS self time by file (Streamlit's chunks are named by what they hold:
-index = the app and React, our component's module, ...) and the top functions.
+a sampling CPU profile of the page (Profiler, 100 us), or with --trace a timeline trace (one
+at a time: each slows the page). It prints, per Enter: from the profile, the JS self time by
+file (Streamlit's chunks are named by what they hold: react-dom, emotion, Slider, ...; our
+component's module is attention.<hash>.js), the time under each file (inclusive) and the top
+functions; from the trace, the renderer main thread's busy time and its time in each kind of
+event (script, style, layout, paint, GC: each kind's outermost events; the kinds overlap, a
+layout forced by a script counting in both, so they do not add up to the busy time).
 
-    .venv/bin/python bench/frontend_profile.py [--n 10] [--top 25]
+    .venv/bin/python bench/frontend_profile.py [--n 10] [--top 25] [--trace]
 """
 
 import argparse
@@ -27,7 +30,7 @@ from testkit.browser import launch, submit, type_text, wait_for_explorer, wait_f
 from testkit.server import start_app, stop_app  # noqa: E402
 
 # trace events on the renderer's main thread that are the page's work, by kind (nested events
-# are counted once: only each kind's outermost)
+# of a kind are counted once: only its outermost; kinds overlap)
 KINDS = {"FunctionCall": "script", "EvaluateScript": "script", "v8.compile": "script",
          "RunMicrotasks": "script", "EventDispatch": "script", "TimerFire": "script",
          "FireAnimationFrame": "script", "v8.callFunction": "script",
@@ -51,7 +54,8 @@ def split_trace(events) -> dict:
     all ('busy': RunTask, the scheduler's top-level tasks)."""
     pid, tid = main_thread(events)
     mine = sorted((e for e in events if e.get("pid") == pid and e.get("tid") == tid
-                   and e.get("ph") == "X" and "dur" in e), key=lambda e: e["ts"])
+                   and e.get("ph") == "X" and "dur" in e),
+                  key=lambda e: (e["ts"], -e["dur"]))  # a parent before a child starting with it
     out = collections.Counter()
     open_until = {}  # kind -> end of its current outermost event
     for e in mine:
@@ -68,14 +72,15 @@ def _file(frame) -> str:
     return frame["url"].rsplit("/", 1)[-1] or f"({frame['functionName'] or 'program'})"
 
 
-def self_times(profile) -> tuple:
+def profile_times(profile) -> tuple:
     """From a Profiler.Profile, in ms: JS self time by file, by (function, file, line, col),
     and the time under each file (a sample counts for every file on its stack: Streamlit's
     element chunks, Slider.*.js and so on, say what rendering each kind of element costs)."""
     nodes = {n["id"]: n for n in profile["nodes"]}
     parent = {c: n["id"] for n in profile["nodes"] for c in n.get("children", ())}
     by_file, by_fn, under = collections.Counter(), collections.Counter(), collections.Counter()
-    for node, dt in zip(profile["samples"], profile["timeDeltas"]):
+    # timeDeltas[i] is the time before sample i: sample i stands for the next delta (as devtools)
+    for node, dt in zip(profile["samples"], profile["timeDeltas"][1:] + [0]):
         frame = nodes[node]["callFrame"]
         by_file[_file(frame)] += dt / 1000
         by_fn[(frame["functionName"] or "(anonymous)", _file(frame), frame["lineNumber"],
@@ -128,7 +133,7 @@ def main():
                 if args.trace:
                     kinds.update(split_trace(json.loads(browser.stop_tracing())["traceEvents"]))
                 else:
-                    f, fn, u = self_times(cdp.send("Profiler.stop")["profile"])
+                    f, fn, u = profile_times(cdp.send("Profiler.stop")["profile"])
                     by_file.update(f)
                     by_fn.update(fn)
                     under.update(u)

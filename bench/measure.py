@@ -102,4 +102,7 @@ def pin(pids, cores: set):
     """Every thread of these processes on these cores (threads they start later inherit it)."""
     for pid in pids:
         for task in Path(f"/proc/{pid}/task").iterdir():
-            os.sched_setaffinity(int(task.name), cores)
+            try:
+                os.sched_setaffinity(int(task.name), cores)
+            except ProcessLookupError:  # the thread ended since the listing
+                pass
