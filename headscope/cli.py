@@ -109,6 +109,21 @@ COMMANDS = {
 }
 
 
+def take_device(args: list[str]) -> list[str]:
+    """`--device X` (or --device=X) for the app's commands: set as HEADSCOPE_DEVICE, which the
+    app and its workers read (ui/models.py), and taken out of Streamlit's arguments. A bad value
+    is the model's load error on the page, naming the accepted values."""
+    out, rest = [], iter(args)
+    for a in rest:
+        if a == "--device":
+            os.environ["HEADSCOPE_DEVICE"] = next(rest, "auto")
+        elif a.startswith("--device="):
+            os.environ["HEADSCOPE_DEVICE"] = a.split("=", 1)[1]
+        else:
+            out.append(a)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     ap = argparse.ArgumentParser(
@@ -124,9 +139,11 @@ def main(argv: list[str] | None = None) -> int:
         ap.parse_args(argv[:1])  # exits: the help, or an error that names the commands
     command, args = argv[0], argv[1:]
     if command == "run" and args[:1] in (["-h"], ["--help"]):
-        print("usage: headscope run [streamlit options, e.g. --server.port 8600]\n"
-              "All of `streamlit run --help`'s options apply.")
+        print("usage: headscope run [--device auto|cpu|cuda|cuda:N|mps] [streamlit options, "
+              "e.g. --server.port 8600]\nAll of `streamlit run --help`'s options apply.")
         return 0
+    if command in ("run", "serve"):
+        args = take_device(args)
     try:
         return COMMANDS[command][0](args)
     except KeyboardInterrupt:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import numpy as np
 
+from mha_core.api import add_device_argument
 from mha_core.loading import CheckpointError
 from ui import export as files
 
@@ -111,6 +112,7 @@ def main(argv=None) -> int:
     ap.add_argument("--model", default=None, help="a checkpoint directory (default: bundled)")
     ap.add_argument("--view", choices=("head", "model", "heads"), default="head")
     ap.add_argument("--layer", type=int, default=1, help="layer, from 1 (head view, heads)")
+    add_device_argument(ap)
     args = ap.parse_args(argv)
     out = Path(args.output)
     if out.suffix not in (".html", ".npz", ".json", ".csv"):
@@ -121,7 +123,7 @@ def main(argv=None) -> int:
         print("headscope export: the text is empty", file=sys.stderr)
         return 2
     try:
-        a = views.read(args.text, model=args.model)
+        a = views.read(args.text, model=views._bert(args.model, args.device))
         if out.suffix != ".html":
             save_tensor(a, out)
         elif args.view == "heads":

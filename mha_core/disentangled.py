@@ -42,18 +42,18 @@ def log_buckets(rel: torch.Tensor, buckets: int, max_position: int) -> torch.Ten
 def relative_rows(T: int, span: int, buckets: int, max_position: int, device=None):
     """(rows (T, T) long, lo, N): the row of R that the pair (i, j) reads is
     r(i, j) = S + bucket(i - j), clamped to R's 2S rows; T tokens use rows lo..lo + N - 1 only,
-    and rows[i, j] = r(i, j) - lo. Built once per (T, config), not once per layer and head
-    (transformers builds it once per forward); cached like mha_core.rotary's tables: an ordinary
-    tensor made outside inference mode, never written to, so any forward in any thread may read
-    it."""
+    and rows[i, j] = r(i, j) - lo. Built once per (T, config, device), on the CPU (lo and N are
+    read from it) and then moved to the device; cached like mha_core.rotary's tables: an
+    ordinary tensor made outside inference mode, never written to, so any forward in any thread
+    may read it."""
     with torch.inference_mode(False), torch.no_grad():
-        pos = torch.arange(T, device=device)
+        pos = torch.arange(T)
         rel = pos[:, None] - pos[None, :]  # (T, T): i - j
         if buckets > 0:
             rel = log_buckets(rel, buckets, max_position)
         rows = (rel + span).clamp(0, 2 * span - 1)  # (T, T)
         lo, hi = int(rows.min()), int(rows.max())
-        return rows - lo, lo, hi - lo + 1
+        return (rows - lo).to(device), lo, hi - lo + 1
 
 
 class RelativePositions(nn.Module):
@@ -83,23 +83,31 @@ class DisentangledAttention(MultiHeadSelfAttention):
     def use_positions(self, positions: RelativePositions):
         self.__dict__["positions"] = positions
 
-    def scores(self, q, k):
+    def scores(self, q, k, tap=None):
         """c2c + c2p + p2c, each over sqrt((1 + n_terms) K): (B, H, T, T). Divided and summed in
-        transformers' order (c2c + (c2p + p2c)), so the maps are bit-for-bit its maps; the
-        (T, T) terms are divided and summed in place."""
+        transformers' order (c2c + (c2p + p2c)), so the maps are bit-for-bit its maps. Without
+        a tap the (T, T) terms are divided and summed in place; with one, each term is a hook
+        point of its own ("score_c2c", "score_c2p", "score_p2c") and none is written over."""
         B, H, T, K = q.shape
         scale = math.sqrt(K * (1 + len(self.terms)))
         scores = q @ (k.transpose(-2, -1) / scale)  # (B, H, T, T): content to content
         rows, R = self.positions.rows(T, q.device)  # (T, T), (N, D)
         rows = rows.expand(B, H, T, T)  # a view: the same rows for every head
-        pos = None
+        terms = []
         if "c2p" in self.terms:
             pk = split_heads(self.key(R)[None], H)  # (1, H, N, K): one projection per layer
             c2p = q @ pk.transpose(-2, -1)  # (B, H, T, N): query i against each distance row
-            pos = c2p.gather(-1, rows).div_(scale)  # (B, H, T, T): [i, j] = c2p[i, rows[i, j]]
+            terms.append(("score_c2p", c2p.gather(-1, rows).div_(scale)))  # [i, j] = c2p[i, r]
         if "p2c" in self.terms:
             pq = split_heads(self.query(R)[None], H)  # (1, H, N, K)
             p2c = pq @ k.transpose(-2, -1)  # (B, H, N, T): each distance row against key j
-            p2c = p2c.gather(-2, rows).div_(scale)  # (B, H, T, T): [i, j] = p2c[rows[i, j], j]
-            pos = p2c if pos is None else pos.add_(p2c)
-        return scores if pos is None else scores.add_(pos)
+            terms.append(("score_p2c", p2c.gather(-2, rows).div_(scale)))  # [i, j] = p2c[r, j]
+        if tap is None:
+            pos = None
+            for _, term in terms:
+                pos = term if pos is None else pos.add_(term)
+            return scores if pos is None else scores.add_(pos)
+        scores = tap("score_c2c", scores)
+        terms = [tap(name, term) for name, term in terms]
+        pos = terms[0] + terms[1] if len(terms) == 2 else (terms[0] if terms else None)
+        return scores if pos is None else scores + pos

@@ -113,6 +113,7 @@ def mask_importance(bert, text: str, text_pair: str | None = None,
     last = batched_last_hidden(bert, masked, masks.view(-1, L, H))  # (1 + L*H, T, D)
     with torch.inference_mode():
         probs = bert.model.mlm_logits(last[:, position]).softmax(-1)[:, target]  # (1 + L*H,)
+    probs = probs.cpu()
     drop = (probs[0] - probs[1:]).view(L, H)  # (L, H)
     return MaskImportance(position, bert.tokenizer.convert_ids_to_tokens(target),
                           float(probs[0]), drop.numpy().astype(np.float64))

@@ -7,9 +7,10 @@ token j's transformed vector actually reaches token i through head h.
     maps = result_norm_maps(bert, bert.attend(text))   # (L, H, T, T) raw norms
     shown = row_normalised(maps)                       # each row sums to 1, for display
 
-Everything comes from the forward pass already made: x_j is the layer's input, which the
-result's hidden_states hold; only each head's value vectors are projected again. The model is
-read, never changed. A head switched off by a head mask has alpha = 0, so its norms are 0.
+The values come from the encoder's forward cache (mha_core.hooks) of a run of the result's text
+with its head mask: what each layer computed (after ModernBERT's pre-norm; one entry per layer
+run). The model is read, never changed. A head switched off by a head mask has alpha = 0, so
+its norms are 0.
 
 Shape letters: L layers, H heads, T tokens, D hidden size, K = D / H; "..." any batch dims.
 """
@@ -23,34 +24,26 @@ KINDS = ("cls", "sep", "punct")
 
 
 @torch.no_grad()
-def value_norms(model, hidden_states) -> torch.Tensor:
-    """||f_h(x_j)|| for every layer, head and token: hidden_states (L+1, ..., T, D), the
-    encoder's per-layer inputs (the last entry, the final output, is not used) -> (L, ..., H, T).
-    """
-    out = []
-    for i, x in zip(range(model.config.num_hidden_layers), hidden_states):
-        layer = model.layer(i)
-        attn = layer.attn
-        lead = x.shape[:-2]
-        x = layer.attention_input(x.reshape(-1, *x.shape[-2:]))  # (B, T, D)
-        _, _, v = attn.project(x)  # (B, H, T, K): x W_V,h + b_V,h
-        H, K = v.size(1), v.size(-1)
-        w_o = attn.out.weight.view(-1, H, K)  # (D, H, K): column block h is W_O,h transposed
-        f = torch.einsum("bhtk,dhk->bhtd", v, w_o)  # (B, H, T, D): f_h(x_j), without b_O
-        out.append(f.norm(dim=-1).reshape(*lead, H, x.size(1)))  # (..., H, T)
-    return torch.stack(out)  # (L, ..., H, T)
+def value_norms(model, cache) -> torch.Tensor:
+    """||f_h(x_j)|| for every layer run, head and token, from a forward cache that recorded the
+    values "v" (mha_core.hooks): (L, B, H, T). f_h(x_j) is head h's share of the output for
+    value j, computed by the layer's own head_outputs, as the forward computes its head_out."""
+    return torch.stack([model.layer(i).attn.head_outputs(cache["v", i]).norm(dim=-1)
+                        for i in cache.layers("v")])  # (L, B, H, T)
 
 
-def norm_maps(model, attentions, hidden_states) -> torch.Tensor:
-    """||alpha_ij f_h(x_j)||: attentions (L, ..., H, T, T), hidden_states (L+1, ..., T, D) of the
-    same forward pass -> (L, ..., H, T, T), raw norms (rows do not sum to 1)."""
-    return attentions * value_norms(model, hidden_states)[..., None, :]  # key j's norm, every row
+def norm_maps(attentions, norms) -> torch.Tensor:
+    """||alpha_ij f_h(x_j)||: attentions (L, ..., H, T, T) and value norms (L, ..., H, T) of
+    the same forward pass -> (L, ..., H, T, T), raw norms (rows do not sum to 1)."""
+    return attentions * norms[..., None, :]  # key j's norm, in every row
 
 
+@torch.no_grad()
 def result_norm_maps(bert, res) -> torch.Tensor:
-    """The norm maps of an AttentionResult (anything with .attentions (L, H, T, T) and
-    .hidden_states (L+1, T, D)): (L, H, T, T) raw norms."""
-    return norm_maps(bert.model, res.attentions, res.hidden_states)
+    """The norm maps of an AttentionResult: (L, H, T, T) raw norms, on the CPU. The values are
+    read from a run of the result's text with its head mask (Bert.run_with_cache)."""
+    _, cache = bert.run_with_cache(res.encoded, head_mask=res.head_mask, names=("v",))
+    return norm_maps(res.attentions, value_norms(bert.model, cache)[:, 0].to("cpu"))
 
 
 def row_normalised(maps: torch.Tensor) -> torch.Tensor:
@@ -95,16 +88,20 @@ def main(argv=None):
     over a treebank's sentences (default: the hand-made sample), as the README's table."""
     import argparse
 
-    from .api import load_bert
+    from .api import add_device_argument, load_bert
     from .treebank import DEFAULT_TREEBANK, read_treebank
 
     ap = argparse.ArgumentParser(prog="python -m mha_core.norms")
     ap.add_argument("treebank", nargs="?", default=str(DEFAULT_TREEBANK))
     ap.add_argument("--model", default=None)
     ap.add_argument("--limit", type=int, default=None, help="the first N sentences only")
+    add_device_argument(ap)
     args = ap.parse_args(argv)
     texts = [s.text for s in read_treebank(args.treebank, max_bytes=2**40)][:args.limit]
-    bert = load_bert(args.model)
+    try:
+        bert = load_bert(args.model, device=args.device)
+    except ValueError as e:
+        ap.error(str(e))
     out = weight_and_norm_shares(bert, texts)
     print(f"{bert}: {out['n']} sentences; share of each row on [CLS] / [SEP] / punctuation")
     print(f"{'layer':<7}" + "".join(f"{k + ' ' + by:>16}" for k in KINDS

@@ -37,22 +37,20 @@ class QKSpace:
 @torch.no_grad()
 def qk_vectors(bert, texts, layer: int, head: int, max_tokens: int = MAX_TOKENS,
                progress=None) -> QKSpace:
-    """Queries and keys (with their biases) of head `head` in layer `layer` (both from 0) for
-    every token of the texts, in order, until max_tokens tokens. Texts the tokenizer reduces to
+    """Queries and keys (with their biases) of head `head` in run layer `layer` (both from 0)
+    for every token of the texts, in order, until max_tokens tokens, read from the encoder's
+    forward cache as the scores read them (ModernBERT: rotated). Texts the tokenizer reduces to
     [CLS] and [SEP] are skipped. progress(done, total) after each text."""
-    block = bert.model.layer(layer)
-    attn = block.attn
     qs, ks, tokens, sent, pos, used, maps = [], [], [], [], [], [], []
     n, truncated = 0, False
     for i, text in enumerate(texts):
         if n >= max_tokens:
             truncated = True
             break
-        res = bert.attend(text)
+        res, cache = bert.run_with_cache(text, names=("q", "k"), layers=[layer])
         if all(res.special):
             continue
-        x = block.attention_input(res.hidden_states[layer][None])  # (1, T, D): what it reads
-        q, k, _ = attn.project(x)  # (1, H, T, K) each (ModernBERT: rotated)
+        q, k = (cache[n, layer].to("cpu") for n in ("q", "k"))  # (1, H, T, K) each
         T = min(len(res.tokens), max_tokens - n)
         qs.append(q[0, head, :T].numpy())
         ks.append(k[0, head, :T].numpy())

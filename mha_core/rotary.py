@@ -55,6 +55,14 @@ class RotaryAttention(MultiHeadSelfAttention):
         cos, sin = rotary(T, D // self.n_heads, self.theta, x.device)  # (T, K)
         return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin, v
 
+    def projections(self) -> dict:
+        """The fused Wqkv cut into query, key and value (no biases: zeros), and Wo; without
+        the rotation, which is no weight."""
+        zeros = self.qkv.weight.new_zeros(self.d_model)
+        w_q, w_k, w_v = self.qkv.weight.chunk(3, dim=0)  # (D, D) each
+        return {"query": (w_q, zeros), "key": (w_k, zeros), "value": (w_v, zeros),
+                "out": (self.out.weight, zeros if self.out.bias is None else self.out.bias)}
+
     def full_mask(self, attention_mask, x):
         mask = super().full_mask(attention_mask, x)
         if self.window is None:

@@ -160,8 +160,8 @@ def batch_predictions(bert, batch):
     """The predicted heads of a batch of prepared sentences: (L, B, H, 2, W) and lengths (B,)."""
     ids, mask, piece_word = _tensors(batch, bert.tokenizer.pad_token_id or 0)
     lengths = piece_word.max(dim=1).values + 1  # (B,) words per sentence
-    out = bert.model(ids, attention_mask=mask, maps_only=True)
-    att = torch.stack(out.attentions, dim=1)  # (B, L, H, T, T): every layer in one go
+    out = bert.model(ids.to(bert.device), attention_mask=mask.to(bert.device), maps_only=True)
+    att = torch.stack(out.attentions, dim=1).cpu()  # (B, L, H, T, T): every layer in one go
     pred = predict(word_maps(att, piece_word, int(lengths.max())), lengths)  # (B, L, H, 2, W)
     return pred.transpose(0, 1), lengths  # (L, B, H, 2, W)
 
@@ -226,7 +226,7 @@ def main(argv=None):
     import argparse
     import json
 
-    from .api import load_bert
+    from .api import add_device_argument, load_bert
     from .treebank import read_treebank
 
     ap = argparse.ArgumentParser(prog="python -m mha_core.syntax",
@@ -238,9 +238,13 @@ def main(argv=None):
     ap.add_argument("--json", default=None, help="write the result to this file")
     ap.add_argument("--min-arcs", type=int, default=MIN_ARCS,
                     help=f"report relations with at least this many arcs (default {MIN_ARCS})")
+    add_device_argument(ap)
     args = ap.parse_args(argv)
     sentences = read_treebank(args.treebank, max_bytes=2**40)
-    bert = load_bert(args.model)
+    try:
+        bert = load_bert(args.model, device=args.device)
+    except ValueError as e:
+        ap.error(str(e))
     scores = score_treebank(bert, sentences)
     rows = scores.rows(args.min_arcs)
     print(f"{bert}: {scores.used} of {len(sentences)} sentences scored ({scores.skipped_long} "

@@ -27,9 +27,7 @@ def real_model_steps(name: str, text: str, pair: str | None, layer: int, head: i
                      query: int):
     bert = models.bert_or_raise(name)
     res = models.attend(name, text, pair)
-    block = bert.model.layer(layer)
-    x = block.attention_input(res.hidden_states[layer])  # (T, D): what its attention reads
-    return real_steps(block.attn, x, head, query)
+    return real_steps(bert, res, layer, head, query)  # read from the run's forward cache
 
 
 @st.cache_data(**models.bounded(), show_spinner="Timing the three designs…")

@@ -24,6 +24,9 @@ CACHE_ENTRIES = max(1, int(os.environ.get("HEADSCOPE_CACHE_ENTRIES", "64")))
 CACHE_TTL = max(1, int(os.environ.get("HEADSCOPE_CACHE_TTL", "1800")))
 CACHE_BUDGET = config.get_option("server.maxCacheDataSize") or "256mb"
 TORCH_THREADS = max(1, int(os.environ.get("HEADSCOPE_TORCH_THREADS", "1")))
+# Where the models run: "auto" (CUDA, then Apple's MPS, then the CPU), "cpu", "cuda", "cuda:N",
+# "mps". A bad value is the model's load error on the page, naming the accepted values.
+DEVICE = os.environ.get("HEADSCOPE_DEVICE", "auto")
 
 
 def bounded(entries: int | None = None) -> dict:
@@ -57,7 +60,21 @@ def family_line(bert) -> str:
                                   if has[k]]
     if has["shared layers"]:
         parts.append(f"{c.num_hidden_layers} layers share {c.n_weight_layers} layers of weights")
-    return " · ".join(parts)
+    return " · ".join(parts + [device_name(bert)])
+
+
+def device_name(bert) -> str:
+    """Where the model runs, as the sidebar says it: "runs on the CPU", "runs on cuda:0 (NVIDIA
+    H100 …)"."""
+    dev = bert.device
+    if dev.type == "cpu":
+        return "runs on the CPU"
+    if dev.type == "cuda":
+        import torch
+
+        index = dev.index if dev.index is not None else torch.cuda.current_device()
+        return f"runs on cuda:{index} ({torch.cuda.get_device_name(index)})"
+    return f"runs on {dev}"
 
 
 def shared_heads_note(bert) -> str:
@@ -102,7 +119,7 @@ def _load(name: str):
     # One process serves every session: concurrent runs each asking torch for several threads
     # oversubscribe the cores (bench/class_load.py). Process-wide; set before the first forward.
     torch.set_num_threads(TORCH_THREADS)
-    return mha_core.load_bert(model_choices()[name])
+    return mha_core.load_bert(model_choices()[name], device=DEVICE)
 
 
 def warm_up():

@@ -14,17 +14,20 @@ from pathlib import Path
 
 import torch
 
-from ..api import load_bert
+from ..api import add_device_argument, load_bert
 from ..loading import CheckpointError
 from .data import read_corpus
-from .fit import FitConfig
+from .fit import FITTED, FitConfig
 from .run import Settings, measure_seed, n_fits, summarise
 
+SUMMED = ("the layer's own attention (the family's scores, position terms and rotary "
+          "included) read as one head: the heads' scores summed, one softmax")
 CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "headscope" / "one_head"
 
 
-def cache_key(model_name: str, texts: list, settings: Settings) -> str:
-    blob = json.dumps([model_name, texts, settings.as_dict()], sort_keys=True)
+def cache_key(model_name: str, texts: list, settings: Settings, device: str = "cpu") -> str:
+    blob = json.dumps([model_name, texts, settings.as_dict()]
+                      + ([] if device == "cpu" else [device]), sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:20]
 
 
@@ -32,7 +35,7 @@ def measure(bert, texts, settings: Settings, cache: Path | None = CACHE, progres
     """The whole measurement (summarise(...) plus model, settings, timing), from the cache when
     this (model, corpus, settings) was measured before."""
     texts = list(texts)[:settings.sentences]
-    key = cache_key(bert.name, texts, settings)
+    key = cache_key(bert.name, texts, settings, bert.device.type)
     hit = cache / f"{key}.json" if cache else None
     if hit and hit.is_file():
         return json.loads(hit.read_text())
@@ -52,6 +55,8 @@ def measure(bert, texts, settings: Settings, cache: Path | None = CACHE, progres
     c = bert.config
     out = {"model": bert.name, "heads": c.num_attention_heads, "d_model": c.hidden_size,
            "n_layers": c.num_hidden_layers, "corpus_sentences": len(texts),
+           "family": bert.family.name, "device": str(bert.device),
+           "fitted_head": FITTED, "summed_head": SUMMED,
            "settings": settings.as_dict(), "optimiser": "Adam, full batch over the fit tokens",
            **summarise(runs), "per_seed": runs, "seconds": round(time.perf_counter() - start, 1),
            "threads": torch.get_num_threads(), "loadavg": _loadavg()}
@@ -99,6 +104,7 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=1, help="torch threads (default 1: the "
                    "machine is shared)")
     p.add_argument("--no-cache", action="store_true")
+    add_device_argument(p)
     a = p.parse_args(argv)
     torch.set_num_threads(a.threads)
     try:
@@ -109,13 +115,15 @@ def main(argv=None) -> int:
         settings = Settings(sentences=a.sentences, seeds=tuple(a.seeds), heads=tuple(a.heads),
                             fresh_full=not a.no_fresh, layers=tuple(a.layers),
                             fit=FitConfig(steps=a.steps, lr=a.lr, eval_every=a.eval_every))
-        bert = load_bert(a.model)
+        bert = load_bert(a.model, device=a.device)
     except (ValueError, OSError, CheckpointError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     n = n_fits(settings, bert.config.num_hidden_layers)
+    where = (f"{torch.get_num_threads()} CPU thread(s)" if bert.device.type == "cpu"
+             else str(bert.device))
     print(f"{bert.name}: {min(len(texts), settings.sentences)} sentences, {n} fits of "
-          f"{settings.fit.steps} steps on {torch.get_num_threads()} thread(s)", file=sys.stderr)
+          f"{settings.fit.steps} steps on {where}", file=sys.stderr)
     out = measure(bert, texts, settings, None if a.no_cache else CACHE)
     Path(a.json).write_text(json.dumps(out, indent=1) + "\n")
     for row in out["layers"]:

@@ -20,6 +20,7 @@ from .measure import (
     head_contributions,
     mask_positions,
     mlm_scores,
+    output_bias,
     r2,
     run_replaced,
     summed_head_output,
@@ -51,32 +52,30 @@ def hs_of(settings: Settings, H: int) -> list:
     return sorted({h for h in settings.heads if h < H}) + [H]
 
 
-def _parts(io, b):
-    return [(x, y, b.keep, b.mask) for x, y in io]
-
-
 def measure_seed(bert, texts, settings: Settings, seed: int, progress=None) -> dict:
-    model, H = bert.model, bert.config.num_attention_heads
+    """One seed's split: every measured run layer's row, the downstream cost of its fitted
+    single head, and (when every layer is measured) the whole-model check."""
+    H, L = bert.config.num_attention_heads, bert.config.num_hidden_layers
     fit_idx, held_idx = split_sentences(len(texts), settings.held_out, seed)
     bf = batch(bert, [texts[i] for i in fit_idx], settings.max_tokens)
     bh = batch(bert, [texts[i] for i in held_idx], settings.max_tokens)
-    fit_parts, held_parts = _parts(layer_io(model, bf), bf), _parts(layer_io(model, bh), bh)
-    intact = run_replaced(model, bh)  # (B, T, D)
+    fit_io, held_io = layer_io(bert, bf), layer_io(bert, bh)
+    intact = run_replaced(bert, bh)  # (B, T, D)
     layers, singles, best_heads = [], {}, []
-    for i, layer in enumerate(model.layers):
+    for i in range(L):
         if settings.layers and i + 1 not in settings.layers:
             continue
-        attn, fit, held = layer.attn, fit_parts[i], held_parts[i]
+        attn, fit, held = bert.model.layer(i).attn, fit_io[i], held_io[i]
         with torch.no_grad():
-            summed = r2(held[1], summed_head_output(attn, held[0], held[3]), held[2])
-            parts = [(head_contributions(attn, p[0], p[3]), attn.out.bias, p[1], p[2])
+            summed = r2(held.y, summed_head_output(attn, held), held.keep)
+            parts = [(head_contributions(attn, p), output_bias(attn), p.y, p.keep)
                      for p in (fit, held)]
             order, best_k = greedy_heads(*parts)
         fitted, curves = {}, {}
         for h in hs_of(settings, H):
-            key = "H" if h == H else str(h)  # the issue's schema: {"1", "2", "4", "H"}
+            key = "H" if h == H else str(h)  # the schema: {"1", "2", "4", "H"}
             f = start_layer(attn, h, "layer", seed)
-            curves[key] = fit_layer(f, fit, held, settings.fit, progress)
+            curves[key] = fit_layer(f, fit.part(), held.part(), settings.fit, progress)
             fitted[key] = curves[key][-1][1]
             if h == 1:
                 singles[i] = f.requires_grad_(False)
@@ -85,23 +84,24 @@ def measure_seed(bert, texts, settings: Settings, seed: int, progress=None) -> d
                "fitted": fitted, "curves": curves}
         if settings.fresh_full:
             f = start_layer(attn, H, "fresh", seed)
-            row["curves"]["fresh_H"] = fit_layer(f, fit, held, settings.fit, progress)
+            row["curves"]["fresh_H"] = fit_layer(f, fit.part(), held.part(), settings.fit,
+                                                 progress)
             row["fitted_fresh_H"] = row["curves"]["fresh_H"][-1][1]
-        changed = run_replaced(model, bh, {i: as_replacement(singles[i])})
+        changed = run_replaced(bert, bh, {i: as_replacement(singles[i])})
         row["downstream"] = {"cosine": embedding_cosine(intact, changed, bh.keep)}
         best_heads.append(order[0])
         layers.append(row)
     out = {"seed": seed, "sentences": {"fit": len(fit_idx), "held_out": len(held_idx)},
            "tokens": {"fit": bf.n_tokens, "held_out": bh.n_tokens}, "layers": layers}
-    if len(layers) < len(model.layers):
+    if len(layers) < L:
         return out
-    keep_best = torch.zeros(len(model.layers), H)  # (L, H)
+    keep_best = torch.zeros(L, H)  # (L, H)
     keep_best[range(len(best_heads)), best_heads] = 1
     all_fitted = {i: as_replacement(f) for i, f in singles.items()}
     whole = {"best_original_heads": {"cosine": embedding_cosine(
-                 intact, run_replaced(model, bh, head_mask=keep_best), bh.keep)},
+                 intact, run_replaced(bert, bh, head_mask=keep_best), bh.keep)},
              "best_fit_single_heads": {"cosine": embedding_cosine(
-                 intact, run_replaced(model, bh, all_fitted), bh.keep)}}
+                 intact, run_replaced(bert, bh, all_fitted), bh.keep)}}
     if bert.has_mlm_head:
         _add_mlm(bert, bh, layers, singles, keep_best, whole, seed)
     return {**out, "whole_model": whole}
@@ -109,13 +109,12 @@ def measure_seed(bert, texts, settings: Settings, seed: int, progress=None) -> d
 
 def _add_mlm(bert, bh, layers, singles, keep_best, whole, seed):
     """Masked-LM loss and top-1 accuracy at ~15% masked held-out tokens, intact and changed."""
-    model = bert.model
-    special = torch.isin(bh.input_ids, torch.tensor(bert.tokenizer.all_special_ids))  # (B, T)
+    special = torch.isin(bh.input_ids.cpu(), torch.tensor(bert.tokenizer.all_special_ids))
     ids, pick = mask_positions(bh, bert.tokenizer.mask_token_id, special, seed=seed)
-    masked = type(bh)(ids, bh.token_type_ids, bh.keep)
 
     def scores(**kw):
-        loss, acc = mlm_scores(model, run_replaced(model, masked, **kw), bh.input_ids, pick)
+        hidden = run_replaced(bert, bh, input_ids=ids, **kw)
+        loss, acc = mlm_scores(bert.model, hidden, bh.input_ids, pick)
         return {"mlm_loss": loss, "mlm_top1": acc}
 
     base = scores()

@@ -62,7 +62,7 @@ def test_real_steps_on_the_bundled_model(bundled):
     layer, head, query = 2, 5, 3
     attn = bundled.model.layers[layer].attn
     before = {k: v.clone() for k, v in attn.state_dict().items()}
-    steps = real_steps(attn, res.hidden_states[layer], head, query)
+    steps = real_steps(bundled, res, layer, head, query)
     cfg = bundled.config
     T, D, H = len(res.tokens), cfg.hidden_size, cfg.num_attention_heads
     K = D // H
@@ -76,7 +76,7 @@ def test_real_steps_on_the_bundled_model(bundled):
     for k, v in attn.state_dict().items():  # the shared model was only read
         assert torch.equal(v, before[k]), k
     with pytest.raises(ValueError):
-        real_steps(attn, res.hidden_states[layer], H, 0)
+        real_steps(bundled, res, layer, H, 0)
 
 
 def test_the_real_model_steps_open_on_the_explorers_view(bundled):

@@ -136,7 +136,7 @@ def test_the_other_heads_of_layer_2(bundled):
 def test_the_shapes_of_one_real_layer(bundled):
     res = bundled.attend(TELESCOPE)
     T = len(res.tokens)
-    steps = real_steps(bundled.model.layers[0].attn, res.hidden_states[0], 0, 1)
+    steps = real_steps(bundled, res, 0, 0, 1)
     shapes = {stage: shape for stage, shape, _ in steps.shapes}
     assert shapes["input x"] == (1, T, 384)
     assert shapes["after the split into heads"] == (1, 12, T, 32)

@@ -58,10 +58,11 @@ def test_batched_value_norms_equal_one_at_a_time(bundled):
     for b, e in enumerate(encs):
         ids[b, :len(e.tokens)], mask[b, :len(e.tokens)] = e.input_ids, 1
     with torch.no_grad():
-        out = bundled.model(ids, attention_mask=mask)
-    batch = norms.value_norms(bundled.model, torch.stack(out.hidden_states))  # (L, B, H, T)
+        _, cache = bundled.model.run_with_cache(ids, attention_mask=mask, names=("v",))
+    batch = norms.value_norms(bundled.model, cache)  # (L, B, H, T)
     for b, text in enumerate(texts):
-        one = norms.value_norms(bundled.model, bundled.attend(text).hidden_states)  # (L, H, T)
+        _, one = bundled.run_with_cache(text, names=("v",))
+        one = norms.value_norms(bundled.model, one)[:, 0]  # (L, H, T)
         n = len(encs[b].tokens)
         torch.testing.assert_close(batch[:, b, :, :n], one, rtol=1e-4, atol=1e-5)
 

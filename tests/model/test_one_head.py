@@ -30,7 +30,7 @@ TEXTS = ["the cat sat on the mat .", "i saw the man with a telescope .", "time f
 @pytest.fixture(scope="module")
 def io(tiny):
     b = batch(tiny, TEXTS)
-    return b, layer_io(tiny.model, b)
+    return b, layer_io(tiny, b)
 
 
 def test_r2_matches_scikit_learn():
@@ -48,35 +48,38 @@ def test_summed_head_is_the_explorers_single_head_through_value_and_output(tiny)
     """(a): the Explorer's single-head map (bert.attend) times the layer's own value and output
     projections, computed here from the weights by hand."""
     res = tiny.attend(TEXTS[1])
-    for layer, block in enumerate(tiny.model.layers):
-        x = res.hidden_states[layer][None]  # (1, T, D)
+    b = batch(tiny, [TEXTS[1]])
+    for layer, io in enumerate(layer_io(tiny, b)):
+        block = tiny.model.layer(layer)
+        x = res.hidden_states[layer]  # (T, D)
         a = res.single_head[layer]  # (T, T): what the Explorer shows
         sd = block.attn.state_dict()
-        v = x[0] @ sd["value.weight"].T + sd["value.bias"]  # (T, D)
+        v = x @ sd["value.weight"].T + sd["value.bias"]  # (T, D)
         want = (a @ v) @ sd["out.weight"].T + sd["out.bias"]  # (T, D)
         with torch.no_grad():
-            got = summed_head_output(block.attn, x)[0]
+            got = summed_head_output(block.attn, io)[0]
         torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
 
 
 def test_unmodified_layer_has_r2_one(tiny, io):
-    b, pairs = io
-    for block, (x, y) in zip(tiny.model.layers, pairs):
+    b, ios = io
+    for i, part in enumerate(ios):
+        attn = tiny.model.layer(i).attn
         with torch.no_grad():
-            contrib = head_contributions(block.attn, x, b.mask)  # (H, B, T, D)
-            all_heads = contrib.sum(0) + block.attn.out.bias
-            copy = start_layer(block.attn, block.attn.n_heads, "layer")(x, b.mask)[0]
-        assert r2(y, all_heads, b.keep) == pytest.approx(1, abs=1e-6)
-        assert r2(y, copy, b.keep) == pytest.approx(1, abs=1e-6)
+            all_heads = head_contributions(attn, part).sum(0) + attn.out.bias
+            copy = start_layer(attn, attn.n_heads, "layer")(part.x, part.mask)[0]
+        assert r2(part.y, all_heads, b.keep) == pytest.approx(1, abs=1e-6)
+        assert r2(part.y, copy, b.keep) == pytest.approx(1, abs=1e-6)
 
 
 def test_greedy_best_k_rises_to_one(tiny, io):
-    b, pairs = io
-    for block, (x, y) in zip(tiny.model.layers, pairs):
+    b, ios = io
+    for i, io_ in enumerate(ios):
+        attn = tiny.model.layer(i).attn
         with torch.no_grad():
-            part = (head_contributions(block.attn, x, b.mask), block.attn.out.bias, y, b.keep)
+            part = (head_contributions(attn, io_), attn.out.bias, io_.y, b.keep)
         order, curve = greedy_heads(part, part)
-        assert sorted(order) == list(range(block.attn.n_heads))
+        assert sorted(order) == list(range(attn.n_heads))
         assert np.all(np.diff(curve) >= -1e-9), curve
         assert curve[-1] == pytest.approx(1, abs=1e-6)
 
@@ -109,7 +112,7 @@ def test_replacing_a_layer_by_its_own_attention_changes_nothing(tiny, io):
         want = tiny.model(b.input_ids, b.keep, token_type_ids=b.token_type_ids).last_hidden_state
     own = {i: (lambda x, m, a=blk.attn: a(x, m)[0]) for i, blk in enumerate(tiny.model.layers)}
     for replace in ({}, {0: own[0]}, own):
-        got = run_replaced(tiny.model, b, replace)
+        got = run_replaced(tiny, b, replace)
         sel = b.keep.bool()
         torch.testing.assert_close(got[sel], want[sel], atol=1e-5, rtol=1e-5)
 
