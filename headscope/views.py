@@ -75,7 +75,7 @@ def read(source, tokens=None, model=None, text_pair=None) -> Attention:
         bert = model if hasattr(model, "attend") else _bert(model)
         return read(bert.attend(source, text_pair), model=bert.name)
     if isinstance(source, AttentionResult):
-        return Attention(_numpy(source.attentions), tuple(source.tokens), tuple(source.special),
+        return Attention(_numpy(source.attentions), tuple(source.labels), tuple(source.special),
                          _numpy(source.single_head), source.text + (
                              f" [SEP] {source.text_pair}" if source.text_pair else ""),
                          str(getattr(model, "name", model) or ""))

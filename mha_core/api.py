@@ -26,7 +26,9 @@ from .text import (
 class AttentionResult:
     text: str  # sentence A as read (split_pair: a typed [SEP] starts sentence B)
     text_pair: str | None  # sentence B as read, or None
-    tokens: list  # T token strings, e.g. ['[CLS]', 'i', 'saw', ..., '[SEP]']
+    # T tokens as the tokenizer gives them (convert_ids_to_tokens, as transformers and bertviz
+    # give them: RoBERTa's 'Ġsaw' marks a word start), e.g. ['[CLS]', 'i', 'saw', ..., '[SEP]']
+    tokens: list
     # (L, H, T, T) float32; row = query, column = key; rows sum to 1, except the rows of a head
     # switched off by head_mask, which are all 0
     attentions: torch.Tensor
@@ -35,6 +37,9 @@ class AttentionResult:
     truncated: bool  # True when the text was cut to the model's limit
     encoded: Encoded  # ids, offsets, word ids, special-token flags
     model: str = ""  # the Bert's name, for the repr
+    # T readable labels, what every view shows: byte-level BPE's Ġ and SentencePiece's ▁ decoded
+    # away (mha_core.text.readable); equal to tokens for WordPiece (BERT, DistilBERT, ELECTRA)
+    labels: list = ()
     head_mask: torch.Tensor | None = None  # (L, H) the head mask of the run, or None
 
     def __repr__(self):
@@ -207,7 +212,8 @@ class Bert:
     def _result(self, enc: Encoded, attentions, single_head, hidden_states,
                 head_mask=None) -> AttentionResult:
         return AttentionResult(text=enc.source.text, text_pair=enc.source.pair,
-                               tokens=enc.tokens, attentions=attentions, single_head=single_head,
+                               tokens=list(enc.pieces) or list(enc.tokens), labels=enc.tokens,
+                               attentions=attentions, single_head=single_head,
                                hidden_states=hidden_states, truncated=enc.truncated, encoded=enc,
                                model=self.name, head_mask=head_mask)
 

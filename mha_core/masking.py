@@ -44,7 +44,8 @@ def mask_tokens(enc: Encoded, positions, mask_token_id: int, mask_token: str = "
     ids[positions] = mask_token_id
     tokens = [mask_token if t in positions else tok for t, tok in enumerate(enc.tokens)]
     masks = tuple(sorted(set(enc.masks) | set(positions)))
-    return replace(enc, input_ids=ids, tokens=tokens, masks=masks,
+    pieces = tuple(mask_token if t in positions else p for t, p in enumerate(enc.pieces))
+    return replace(enc, input_ids=ids, tokens=tokens, pieces=pieces, masks=masks,
                    n_masks_full=enc.n_masks_full + len(masks) - len(enc.masks))
 
 

@@ -83,7 +83,7 @@ def head_metrics(att, kinds: dict) -> dict:
 
 def result_metrics(res) -> dict:
     """head_metrics of an AttentionResult: {name: (L, H)}."""
-    return head_metrics(res.attentions, token_kinds(res.tokens, res.special))
+    return head_metrics(res.attentions, token_kinds(res.labels, res.special))
 
 
 def mean_metrics(per_sentence: list) -> dict:

@@ -30,7 +30,7 @@ def real_steps(bert, res, layer: int, head: int, query: int) -> RealSteps:
     """The shapes of run layer `layer`'s attention on an AttentionResult's text, and the neuron
     view of one head and query token, from a run with the result's head mask."""
     L, H = bert.config.num_hidden_layers, bert.config.num_attention_heads
-    T = len(res.tokens)
+    T = len(res.labels)
     if not 0 <= layer < L or not 0 <= head < H or not 0 <= query < T:
         raise ValueError(f"layer must be in 0..{L - 1}, head in 0..{H - 1} and query in "
                          f"0..{T - 1}")

@@ -70,7 +70,7 @@ def weight_and_norm_shares(bert, texts, progress=None) -> dict:
     for i, text in enumerate(texts):
         res = bert.attend(text)
         if not all(res.special):
-            kinds = token_kinds(res.tokens, res.special)
+            kinds = token_kinds(res.labels, res.special)
             for name, maps in (("weight", res.attentions),
                                ("norm", row_normalised(result_norm_maps(bert, res)))):
                 for k, v in kind_shares(maps, kinds).items():

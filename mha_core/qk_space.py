@@ -51,16 +51,16 @@ def qk_vectors(bert, texts, layer: int, head: int, max_tokens: int = MAX_TOKENS,
         if all(res.special):
             continue
         q, k = (cache[n, layer].to("cpu") for n in ("q", "k"))  # (1, H, T, K) each
-        T = min(len(res.tokens), max_tokens - n)
+        T = min(len(res.labels), max_tokens - n)
         qs.append(q[0, head, :T].numpy())
         ks.append(k[0, head, :T].numpy())
-        tokens += res.tokens[:T]
+        tokens += res.labels[:T]
         sent += [len(used)] * T
         pos += list(range(T))
         used.append(text)
         maps.append(res.attentions[layer, head].numpy())  # (T, T)
         n += T
-        truncated = truncated or T < len(res.tokens)
+        truncated = truncated or T < len(res.labels)
         if progress:
             progress(i + 1, len(texts))
     if not used:

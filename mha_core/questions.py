@@ -33,7 +33,7 @@ def heads_differ(res, layer: int, focus: int) -> dict:
     rows = res.attentions[layer, :, focus]  # (H, T)
     top = rows.argmax(dim=-1).tolist()  # (H,)
     return {"heads": len(top), "targets": len(set(top)),
-            "top_tokens": [res.tokens[k] for k in top]}
+            "top_tokens": [res.labels[k] for k in top]}
 
 
 def heads_learn(res) -> Counter:
@@ -58,7 +58,7 @@ def one_head(res, layer: int, best_fit: BestFit | None = None) -> dict:
     per_key = single.mean(dim=0)  # (T,): the average row
     top = int(per_key.argmax())
     T = single.shape[-1]
-    return {"summed_entropy": float(entropy(single)), "summed_top": res.tokens[top],
+    return {"summed_entropy": float(entropy(single)), "summed_top": res.labels[top],
             "summed_share": float(per_key[top]),
             "heads_entropy": float(entropy(res.attentions[layer]).mean()),
             "uniform": float(np.log(T)), "best_fit": best_fit}

@@ -107,7 +107,7 @@ def split_pair(text: str, text_pair: str | None = None, sep: str = "[SEP]",
 class Encoded:
     input_ids: torch.Tensor  # (T,)
     token_type_ids: torch.Tensor  # (T,)
-    tokens: list  # T strings
+    tokens: list  # T readable labels: the pieces as a reader reads them (text.readable)
     offsets: list  # T (start, end) character spans; (0, 0) for special tokens
     sequence_ids: list  # T of 0 (text), 1 (text_pair) or None (special token the tokenizer added)
     word_ids: list  # T of int or None (special token)
@@ -121,6 +121,7 @@ class Encoded:
     masks: tuple = ()  # positions of [MASK] tokens kept, in order
     n_masks_full: int = 0  # [MASK] tokens before the cut (more than len(masks): some were cut)
     source: TextPair | None = None  # what was encoded (set by Bert.encode)
+    pieces: tuple = ()  # T of the tokenizer's own tokens (convert_ids_to_tokens: Ġ, ▁, ## kept)
 
     def segment_lengths(self) -> tuple:
         """The word pieces of A and of B that the model reads (without [CLS] and [SEP])."""
@@ -164,6 +165,7 @@ def encode(tokenizer, text: str, text_pair: str | None = None, max_length: int =
         masks=tuple(t for t, i in enumerate(ids) if i == mask_id),
         n_masks_full=n_masks_full,
         source=source or TextPair(text, text_pair),
+        pieces=tuple(tokenizer.convert_ids_to_tokens(ids)),
     )
 
 

@@ -18,7 +18,7 @@ def explorer_view(att: torch.Tensor, res, word_level=False, hide_special=False):
     its pieces, attention from it averaged, so rows still sum to 1).
     hide_special: drop the [CLS]/[SEP] rows and columns and renormalise each row to sum to 1.
     Returns (maps (..., G, G), labels G, special G)."""
-    labels, special = list(res.tokens), list(res.special)
+    labels, special = list(res.labels), list(res.special)
     if word_level:
         labels, groups = res.words()
         att = res.word_level(att)  # (..., G, G)
@@ -34,7 +34,7 @@ def explorer_view(att: torch.Tensor, res, word_level=False, hide_special=False):
 def _groups_kept(res, word_level: bool, hide_special: bool):
     """(groups, kept): the token positions behind each label before hiding, and the indices of
     the labels explorer_view keeps (all of them unless [CLS]/[SEP] are hidden)."""
-    groups = res.words()[1] if word_level else [[t] for t in range(len(res.tokens))]
+    groups = res.words()[1] if word_level else [[t] for t in range(len(res.labels))]
     special = [all(res.special[t] for t in g) for g in groups]
     if hide_special and not all(special):
         return groups, [i for i, s in enumerate(special) if not s]
@@ -42,7 +42,7 @@ def _groups_kept(res, word_level: bool, hide_special: bool):
 
 
 def shown_groups(res, word_level=False, hide_special=False) -> list:
-    """The token positions (indices into res.tokens) behind each label explorer_view shows with
+    """The token positions (indices into res.labels) behind each label explorer_view shows with
     the same options: [t] per token, a word's pieces at word level; [CLS]/[SEP] left out when
     hidden. A click on shown label i is a click on these tokens."""
     groups, kept = _groups_kept(res, word_level, hide_special)

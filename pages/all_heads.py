@@ -34,7 +34,7 @@ def sentence_view(name: str, text: str, pair: str | None = None) -> dict:
     text)."""
     res = models.attend(name, text, pair)
     metrics = mt.result_metrics(res)
-    return dict(tokens=res.tokens, att=res.attentions.numpy(), metrics=metrics,
+    return dict(tokens=res.labels, att=res.attentions.numpy(), metrics=metrics,
                 labels=pt.label_heads(metrics), truncated=res.truncated,
                 raw=res.attentions.mean(dim=1).numpy(),  # (L, T, T) mean over heads
                 rollout=rollout(res.attentions).numpy())  # (L, T, T)
@@ -49,7 +49,7 @@ def norm_view(name: str, text: str, pair: str | None = None) -> dict:
     res = models.attend(name, text, pair)
     raw = result_norm_maps(models.bert_or_raise(name), res)  # (L, H, T, T)
     shown = row_normalised(raw)
-    metrics = mt.head_metrics(shown, mt.token_kinds(res.tokens, res.special))
+    metrics = mt.head_metrics(shown, mt.token_kinds(res.labels, res.special))
     return dict(shown=shown.numpy(), raw=raw.numpy(), labels=pt.label_heads(metrics))
 
 

@@ -136,13 +136,13 @@ ss.setdefault("cs_head", 1)
 ss.cs_layer, ss.cs_head = min(ss.cs_layer, L), min(ss.cs_head, H)  # after a model change
 
 choices = [t for t, s in enumerate(res.special) if not s]
-crc = zlib.crc32("\x1f".join(res.tokens).encode("utf-8", "surrogatepass"))
+crc = zlib.crc32("\x1f".join(res.labels).encode("utf-8", "surrogatepass"))
 if not presenting():
     c1, c2, c3, c4 = st.columns([3, 3, 2, 2], vertical_alignment="bottom")
-start = presets.default_focus(text, res.tokens, res.special)  # a preset's word worth following
+start = presets.default_focus(text, res.labels, res.special)  # a preset's word worth following
 token = c1.selectbox("Token", choices, key=f"cs_token_{crc:08x}",
                      index=choices.index(start) if start in choices else 0,
-                     format_func=lambda t: f"{t}: {visible(res.tokens[t])}")
+                     format_func=lambda t: f"{t}: {visible(res.labels[t])}")
 if L > 1:
     layer = c2.select_slider("Layer", list(range(1, L + 1)), key="cs_layer") - 1
 else:
@@ -170,10 +170,10 @@ if not len(index):
 query = res.hidden_states[layer + 1][token].numpy()  # (D,)
 rows, scores = search(index, query, k)
 found = matches(index, rows, scores, head)
-own = res.attentions[layer, head, token].topk(min(3, len(res.tokens)))
-st.markdown(f"**Query:** token {token}, “{cell(res.tokens[token])}”, layer {layer + 1}. In "
+own = res.attentions[layer, head, token].topk(min(3, len(res.labels)))
+st.markdown(f"**Query:** token {token}, “{cell(res.labels[token])}”, layer {layer + 1}. In "
             f"head {head + 1} it attends to " + targets_text(
-                [(res.tokens[i], w) for i, w in zip(own.indices.tolist(), own.values.tolist())])
+                [(res.labels[i], w) for i, w in zip(own.indices.tolist(), own.values.tolist())])
             + ".")
 with st.container(key="cs_results"):
     st.table(pd.DataFrame({

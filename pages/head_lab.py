@@ -89,7 +89,7 @@ rank = ranking(name, text, pair, facts["n_tokens"])
 why_not = {"ask": "press **Rank the heads** below first",
            "too long": f"it is offered for texts of up to {RANK_MAX_TOKENS} tokens"}
 intact = guards.computed_or_stop(models.attend, name, text, pair)
-tokens = intact.tokens
+tokens = intact.labels
 note("Switching a head off sets its attention weights to zero for this one run (a head mask), "
      "so it adds nothing to its layer's output. The model itself is never changed.")
 

@@ -137,12 +137,12 @@ with real_tab:
         res = models.attend(name, sentence, pair)
         cfg = bert.config
         L, H, D = cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size
-        T = len(res.tokens)
+        T = len(res.labels)
         ss, seen = st.session_state, shared_view.recall()  # open on the Explorer's view
         if seen is not None and "im_real_layer" not in ss:
             ss.im_real_layer, ss.im_real_head = min(seen[0], L - 1), min(seen[1], H - 1)
             token, position = seen[2], seen[3]
-            if position is not None and position < T and res.tokens[position] == token:
+            if position is not None and position < T and res.labels[position] == token:
                 ss.im_real_query = position
         for param, key, hi in (("layer", "im_real_layer", L), ("head", "im_real_head", H)):
             if param in pending:  # the link's view, numbered from 1 (clamped with a message)
@@ -152,7 +152,7 @@ with real_tab:
                 if note:
                     st.warning(note, icon=style.ICON_LINK)
         if "query" in pending:
-            found = link.resolve_focus(pending.pop("query"), res.tokens)
+            found = link.resolve_focus(pending.pop("query"), res.labels)
             if found is None:
                 st.warning("The link's query token is not in this sentence; it was ignored.",
                            icon=style.ICON_LINK)
@@ -167,9 +167,9 @@ with real_tab:
         if ss.im_real_query >= T:  # a shorter sentence
             ss.im_real_query = min(1, T - 1)
         query = c3.selectbox("Query token", range(T), key="im_real_query",
-                             format_func=lambda i: f"{i}: {visible(res.tokens[i])}")
+                             format_func=lambda i: f"{i}: {visible(res.labels[i])}")
         link.write_query_params(layer=layer + 1, head=head + 1,
-                                query=link.focus_param(res.tokens, query))
+                                query=link.focus_param(res.labels, query))
         steps = real_model_steps(name, sentence, pair, int(layer), int(head), int(query))
         st.markdown(f"**{bert.name}**, layer {layer + 1}: d_model = {D}, h = {H}, "
                     f"d_k = {D // H}, T = {T} tokens, batch B = 1.")
@@ -177,13 +177,13 @@ with real_tab:
             [{"stage": s, "shape": str(shape), "what": w} for s, shape, w in steps.shapes]),
             hide_index=True, width="stretch")
         st.subheader("The neuron view")
-        token = guards.md_text(res.tokens[query])
+        token = guards.md_text(res.labels[query])
         st.write(f"Head {head + 1}'s query vector q for “{token}” is multiplied "
                  "elementwise with every key vector k (left); each row's sum divided by "
                  f"√d_k = √{D // H} is the logit (middle); the softmax of the logits is the "
                  "attention row (right).")
-        plot(st, figures.neuron_figure(res.tokens, steps.products, steps.logits,
-                                       steps.probs, res.tokens[query]),
+        plot(st, figures.neuron_figure(res.labels, steps.products, steps.logits,
+                                       steps.probs, res.labels[query]),
                  width="stretch")
         if steps.note:
             st.caption(steps.note)

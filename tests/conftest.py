@@ -139,9 +139,9 @@ def spy_loader(monkeypatch):
 
     asked, real = [], mha_core.api.load_bert
 
-    def load(source=None):
+    def load(source=None, device="auto"):
         asked.append(source)
-        return real(source)
+        return real(source, device=device)
 
     monkeypatch.setattr(mha_core.api, "load_bert", load)
     monkeypatch.setattr(mha_core, "load_bert", load)  # the name the app calls

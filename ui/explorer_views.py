@@ -35,7 +35,7 @@ def layer_view(name: str, text: str, layer: int, word_level: bool, hide_special:
     mean = heads.mean(dim=0)  # (G, G): the mean of the maps shown
     return dict(labels=labels, special=special, heads=heads.numpy(), single=single.numpy(),
                 mean=mean.numpy(), h_heads=entropy(heads).tolist(), raw=raw, raw_mean=raw_mean,
-                h_single=float(entropy(single)), h_mean=float(entropy(mean)), tokens=res.tokens,
+                h_single=float(entropy(single)), h_mean=float(entropy(mean)), tokens=res.labels,
                 word_focus=focus, single_summary=map_summary(single),
                 targets=masked_words.click_targets(res, word_level, hide_special))
 

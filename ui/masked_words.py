@@ -50,7 +50,7 @@ def token_name(res, t: int) -> str:
     """A token as a choice: its position, its sentence in a pair, its text made visible."""
     seg = res.encoded.sequence_ids[t]
     where = f"{SEGMENT[seg]} · " if res.text_pair is not None and seg is not None else ""
-    return f"{where}{t}: {visible(res.tokens[t])}"
+    return f"{where}{t}: {visible(res.labels[t])}"
 
 
 def mask_notes(facts: dict, shown: int):
@@ -114,7 +114,7 @@ def mask_from_click(key: str, tokens, position, label: str):
 def mask_choice(res, key: str, label: str = "Word to mask"):
     """A select box of the tokens a reader may mask (None: no word)."""
     options = [None] + maskable(res.encoded)
-    return st.selectbox(label, options, key=choice_key(res.tokens, key),
+    return st.selectbox(label, options, key=choice_key(res.labels, key),
                         format_func=lambda t: "(none)" if t is None else token_name(res, t),
                         help="The word's token becomes [MASK] (a word of several pieces: one "
                              "piece at a time); everything else stays as it is.")
@@ -147,7 +147,7 @@ def section(name: str, text: str, pair: str | None, facts: dict, key: str):
                    "moves when it is hidden.")
         return
     if clicked == position:
-        st.toast(f"Masked “{visible(res.tokens[position])}”: see “Mask a word” below.",
+        st.toast(f"Masked “{visible(res.labels[position])}”: see “Mask a word” below.",
                  icon=":material/visibility_off:")
     m = guards.computed_or_none(models.masked_word, name, text, pair, position)
     if m is None:
@@ -177,9 +177,9 @@ def section(name: str, text: str, pair: str | None, facts: dict, key: str):
     st.selectbox("Compare one head before and after masking", names, key=chosen)
     layer, head = shown.layer, shown.head
     original = res.attentions[layer, head].numpy()  # (T, T)
-    masked_tokens = [t if i != position else "[MASK]" for i, t in enumerate(res.tokens)]
+    masked_tokens = [t if i != position else "[MASK]" for i, t in enumerate(res.labels)]
     plot(st, figures.side_by_side_figure(
-        original, res.tokens, m["attentions"][layer, head], masked_tokens,
+        original, res.labels, m["attentions"][layer, head], masked_tokens,
         f"{st.session_state[chosen]}, original", f"{st.session_state[chosen]}, masked",
         focus_a=position, focus_b=position), key=f"{key}_maps", config={"displayModeBar": False})
     st.caption("Per head: the mean over rows of the total variation between the original and "
@@ -207,7 +207,7 @@ def difference_grid(name, text, pair, res, m, position: int, shown: HeadId, chos
     st.markdown(f"**Layer {layer + 1}: how every head's attention changed** (masked − "
                 f"original; blue: less attention once “{guards.md_text(visible(m['token']))}” "
                 "is masked, red: more)")
-    attention(grid_payload(diff[:, w, w], res.tokens[w], res.special[w], titles, heads=H,
+    attention(grid_payload(diff[:, w, w], res.labels[w], res.special[w], titles, heads=H,
                            selected=shown.head, legend="masked − original",
                            value_range=(-1.0, 1.0), colorscale=style.DIVERGING),
               key=f"{key}_diff", on_head=functools.partial(_picked, chosen, layer),

@@ -9,8 +9,9 @@ from pathlib import Path
 import streamlit as st
 
 from mha_core.one_head.cli import sentence
+from mha_core.one_head.fit import fitted_meaning
 
-from . import figures
+from . import figures, models
 from .models import BUNDLED
 from .presentation import plot
 
@@ -39,7 +40,10 @@ def explorer_note(name: str, layer: int, key: str):
     layer from 0."""
     result = load(name)
     if result is None:
-        st.caption(f"Is one head enough for this model? Measure it: `{COMMAND} --model PATH`.")
+        bert = models.get_bert(name)[0]
+        meaning = "" if bert is None else " " + fitted_meaning(bert.config)
+        st.caption(f"Is one head enough for this model? Measure it: `{COMMAND} --model PATH`."
+                   + meaning)
         return
     row = result["layers"][layer]
     st.caption(f"**Is one head enough?** {sentence(row, result['heads'])} The summed head is "

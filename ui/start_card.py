@@ -47,10 +47,10 @@ def answers(name: str, text: str) -> list:
     # the pair spelled out: st.cache_data keys the arguments as given, and (name, text) alone
     # missed the Explorer's entry for (name, text, None): a second forward pass per sentence
     res = models.attend(name, text, None)
-    cfg, T = bert.config, len(res.tokens)
+    cfg, T = bert.config, len(res.labels)
     layer = default_layer(name)  # the layer the Explorer opens on
-    focus = default_focus(text, res.tokens, res.special)
-    word = f"“{md_text(visible(res.tokens[focus]))}”"
+    focus = default_focus(text, res.labels, res.special)
+    word = f"“{md_text(visible(res.labels[focus]))}”"
     s = qs.split_or_copied(cfg)
     d = qs.heads_differ(res, layer, focus)
     labels = qs.heads_learn(res).most_common(3)

@@ -23,16 +23,16 @@ def tensor_downloads(container, name: str, text: str, pair: str | None, key: str
     att = res.attentions.numpy  # (L, H, T, T), called only when a file is built
     big = f"{n:,} weights: too many for this format here; use .npz or headscope export"
     a, b, c = container.columns(3)
-    a.download_button("All heads .npz", lambda: tensor_npz(res.tokens, att(), **meta),
+    a.download_button("All heads .npz", lambda: tensor_npz(res.labels, att(), **meta),
                       file_name=f"{stem}.npz", mime="application/octet-stream",
                       key=f"{key}_all_npz", width="stretch", disabled=n > MAX_NPZ_ENTRIES,
                       help=f"The whole L×H×T×T tensor ({L}×{H}×{T}×{T}) with its tokens "
                            "(np.load(f)['attentions'], f['tokens'])")
-    b.download_button("All heads JSON", lambda: tensor_json(res.tokens, att(), **meta),
+    b.download_button("All heads JSON", lambda: tensor_json(res.labels, att(), **meta),
                       file_name=f"{stem}.json", mime="application/json", key=f"{key}_all_json",
                       width="stretch", disabled=n > MAX_TEXT_ENTRIES,
                       help=big if n > MAX_TEXT_ENTRIES else "shape, tokens, attentions[l][h][q][k]")
-    c.download_button("All heads CSV", lambda: tensor_csv(res.tokens, att()),
+    c.download_button("All heads CSV", lambda: tensor_csv(res.labels, att()),
                       file_name=f"{stem}.csv", mime="text/csv", key=f"{key}_all_csv",
                       width="stretch", disabled=n > MAX_TEXT_ENTRIES,
                       help=big if n > MAX_TEXT_ENTRIES else

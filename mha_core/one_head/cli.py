@@ -17,7 +17,7 @@ import torch
 from ..api import add_device_argument, load_bert
 from ..loading import CheckpointError
 from .data import read_corpus
-from .fit import FITTED, FitConfig
+from .fit import FITTED, FitConfig, fitted_meaning
 from .run import Settings, measure_seed, n_fits, summarise
 
 SUMMED = ("the layer's own attention (the family's scores, position terms and rotary "
@@ -57,6 +57,7 @@ def measure(bert, texts, settings: Settings, cache: Path | None = CACHE, progres
            "n_layers": c.num_hidden_layers, "corpus_sentences": len(texts),
            "family": bert.family.name, "device": str(bert.device),
            "fitted_head": FITTED, "summed_head": SUMMED,
+           "on_this_family": fitted_meaning(c),
            "settings": settings.as_dict(), "optimiser": "Adam, full batch over the fit tokens",
            **summarise(runs), "per_seed": runs, "seconds": round(time.perf_counter() - start, 1),
            "threads": torch.get_num_threads(), "loadavg": _loadavg()}

@@ -32,6 +32,24 @@ FITTED = ("a plain scaled dot-product attention layer (no position terms, no rot
           "the layer's true input with its own mask, fitted to its true output")
 
 
+def fitted_meaning(config) -> str:
+    """What "the best-fit single head" means on this family, in one sentence for the page and
+    the command's JSON."""
+    if config.attention == "disentangled":
+        return ("On DeBERTa the best-fit single head is a plain dot-product head without the "
+                "relative-position terms, fitted to the layer's true output (which has them); "
+                "the summed head is DeBERTa's own attention, position terms included, read as "
+                "one head.")
+    if config.attention == "rotary":
+        return ("On ModernBERT the best-fit single head is a plain dot-product head without "
+                "rotary positions (a local layer's band kept as its mask), fitted to the "
+                "layer's true output; the summed head is ModernBERT's own rotated attention "
+                "read as one head.")
+    return ("The best-fit single head is one plain dot-product head of full width, fitted to "
+            "the layer's true output; the summed head is the layer's own weights read as one "
+            "head.")
+
+
 @dataclass(frozen=True)
 class FitConfig:
     steps: int = 40

@@ -42,6 +42,10 @@ def test_family_specific_sections(offered, monkeypatch):
     assert "cls.predictions" not in said
     at = open_app("explorer", model="tiny-modernbert", text=text)
     assert any("layer 2 is local" in c.value for c in at.caption)
+    # what "the best-fit single head" means on the family, under the summed head
+    assert any("without rotary positions" in c.value for c in at.caption)
+    at = open_app("explorer", model="tiny-deberta", text=text)
+    assert any("without the relative-position terms" in c.value for c in at.caption)
     at = open_app("head_lab", model="tiny-albert", text=text)
     assert "layers 1, 3; layers 2, 4; layers 5, 7; layers 6, 8" in messages(at)
     at = open_app("inside_mha", model="tiny-deberta", text=text)

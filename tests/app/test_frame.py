@@ -77,6 +77,21 @@ def test_training_lab_does_not_wait_for_the_bert_model(tmp_path, monkeypatch, sp
     survives(at)
     assert spy_loader == [str(path)]
     assert any("2 layers × 4 heads" in c.value for c in at.sidebar.caption)
+    assert any("runs on the CPU" in c.value for c in at.sidebar.caption)  # where it runs
+
+
+def test_a_device_that_is_not_here_is_said_by_name(tmp_path, monkeypatch):
+    """HEADSCOPE_DEVICE (read once into ui.models.DEVICE) naming no device here: the page says
+    which values are accepted, no traceback."""
+    from testkit.apptest import messages
+    from ui import models
+
+    path = save_tiny_bert(tmp_path / "device-test")
+    monkeypatch.setenv("HEADSCOPE_MODELS", f"device-test={path}")
+    monkeypatch.setattr(models, "DEVICE", "tpu")
+    at = open_app("explorer", model="device-test")
+    survives(at)
+    assert "device must be one of auto, cpu, cuda, mps" in messages(at)
 
 
 def test_the_guards_can_fail(tmp_path):

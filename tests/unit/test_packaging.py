@@ -3,6 +3,7 @@ command, a lazy `import headscope`, and a wheel that carries every file the app 
 (tests/browser/test_installed_wheel.py installs that wheel and runs it.)"""
 
 import subprocess
+import tomllib
 import sys
 import zipfile
 
@@ -17,6 +18,18 @@ def test_requirements_files_are_generated_from_pyproject():
         assert (ROOT / name).read_text(encoding="utf-8") == text, (
             f"{name} differs from pyproject.toml: put the dependency in pyproject.toml's "
             "[project] and run `make requirements`")
+
+
+def test_the_package_accepts_a_torch_range_and_make_run_pins_one():
+    """pip install headscope keeps the user's torch (a CUDA build, say); make run installs the
+    exact one."""
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    torch_req = Requirement(next(r for r in project["dependencies"] if r.startswith("torch")))
+    for version in ("2.4.1", "2.11.0", "2.13.0", "2.14.1"):
+        assert torch_req.specifier.contains(version), version
+    assert "torch==2.13.0" in (ROOT / "requirements.txt").read_text().splitlines()
 
 
 def test_the_installed_streamlit_config_is_the_apps():
