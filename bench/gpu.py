@@ -23,6 +23,7 @@ import statistics
 import sys
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 import torch
@@ -47,6 +48,10 @@ def timed(fn, device) -> float:
     return time.perf_counter() - t0
 
 
+def keep_output(outs, module, inputs, output):
+    outs.append(output)
+
+
 def parity(device):
     """Largest |ours - transformers| per family on the device."""
     import testkit.families as fam
@@ -68,7 +73,7 @@ def parity(device):
         outs = []
         out_proj = [m for n, m in hf.named_modules() if n.endswith(
             ("attention.output.dense", "attention.out_lin", "attention.dense", "attn.Wo"))]
-        hooks = [m.register_forward_hook(lambda m, i, o: outs.append(o)) for m in out_proj]
+        hooks = [m.register_forward_hook(partial(keep_output, outs)) for m in out_proj]
         with torch.no_grad():
             theirs = hf(input_ids=ids, attention_mask=mask, output_attentions=True,
                         output_hidden_states=True)
@@ -103,13 +108,10 @@ def speed(device, shapes, batches, lengths, reps):
         for B in batches:
             for T in lengths:
                 ids = torch.randint(1000, cfg.vocab_size, (B, T), device=device)
+                mine = partial(ours, ids)
+                theirs = partial(hf, input_ids=ids, output_attentions=True,
+                                 output_hidden_states=True)
                 with torch.inference_mode():
-                    def mine():
-                        return ours(ids)
-
-                    def theirs():
-                        return hf(input_ids=ids, output_attentions=True,
-                                  output_hidden_states=True)
                     for _ in range(3):
                         mine(), theirs()
                     a, b, r = [], [], []
@@ -121,7 +123,7 @@ def speed(device, shapes, batches, lengths, reps):
                         r.append(x / y)
                 print(f"{label:<12}{B:>4}{T:>6}{1e3 * statistics.median(a):>10.2f}"
                       f"{1e3 * statistics.median(b):>11.2f}{statistics.median(r):>8.3f}")
-        del ours, hf
+        ours = hf = mine = theirs = None  # free the shape's weights before the next
         if device.type == "cuda":
             torch.cuda.empty_cache()
 

@@ -103,6 +103,11 @@ class MultiHeadSelfAttention(nn.Module):
         Families with position terms (DeBERTa) add them here (and tap each term)."""
         return (q / math.sqrt(q.size(-1))) @ k.transpose(-2, -1)  # (B, H, T, T)
 
+    @staticmethod
+    def padding_mask(attention_mask, dtype=torch.float32):
+        """The encoder's additive mask from (B, T) of 1/0: (B, 1, 1, T) on the keys."""
+        return additive_mask(attention_mask, dtype)
+
     def full_mask(self, attention_mask, x):
         """The additive mask this layer applies: the caller's (B, 1, 1|T, T) or (B, T) of 1/0,
         and in a local layer (ModernBERT) also its band. None when nothing is masked."""

@@ -14,10 +14,12 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .attention import MultiHeadSelfAttention, additive_mask
+from .attention import MultiHeadSelfAttention
 from .config import BertConfig
+from .disentangled import DisentangledAttention, RelativePositions
 from .hooks import NAMES, ForwardCache, Tap
 from .mlm import MaskedLMHead, ReplacedTokenHead
+from .rotary import RotaryAttention
 
 ACT_FNS = {
     "gelu": F.gelu,  # exact erf GELU, as in the original BERT
@@ -69,15 +71,16 @@ class Embeddings(nn.Module):
         return self.project(x) if hasattr(self, "project") else x  # (B, T, D)
 
 
+# config.attention -> the module that scores (its own projections, score rule and mask)
+ATTENTIONS = {"standard": MultiHeadSelfAttention, "disentangled": DisentangledAttention,
+              "rotary": RotaryAttention}
+
+
 def make_attention(cfg: BertConfig, i: int, mode: str = "wide"):
-    """The score rule of weight layer i."""
-    if cfg.attention == "disentangled":
-        from .disentangled import DisentangledAttention
-        return DisentangledAttention(cfg)
-    if cfg.attention == "rotary":
-        from .rotary import RotaryAttention
-        return RotaryAttention(cfg, i)
-    return MultiHeadSelfAttention(cfg.hidden_size, cfg.num_attention_heads, mode=mode)
+    """The attention module of weight layer i."""
+    if cfg.attention == "standard":
+        return MultiHeadSelfAttention(cfg.hidden_size, cfg.num_attention_heads, mode=mode)
+    return ATTENTIONS[cfg.attention](cfg, i)
 
 
 class EncoderLayer(nn.Module):
@@ -153,11 +156,9 @@ class BertModel(nn.Module):
         super().__init__()
         self.config = cfg
         self.embeddings = Embeddings(cfg)
-        if cfg.attention == "disentangled":
-            from .disentangled import RelativePositions
-            self.relative = RelativePositions(cfg)
         self.layers = nn.ModuleList(EncoderLayer(cfg, i, mode) for i in range(cfg.n_weight_layers))
-        if cfg.attention == "disentangled":
+        if cfg.attention == "disentangled":  # one table of relative positions for every layer
+            self.relative = RelativePositions(cfg)
             for layer in self.layers:
                 layer.attn.use_positions(self.relative)
         if cfg.final_norm:
@@ -189,10 +190,7 @@ class BertModel(nn.Module):
         on query and key; None without an attention mask."""
         if attention_mask is None:
             return None
-        if self.config.attention == "disentangled":
-            keep = attention_mask[:, None, :, None] * attention_mask[:, None, None, :]
-            return (1.0 - keep.to(dtype)) * torch.finfo(dtype).min  # (B, 1, T, T)
-        return additive_mask(attention_mask, dtype)  # (B, 1, 1, T)
+        return ATTENTIONS[self.config.attention].padding_mask(attention_mask, dtype)
 
     def forward(self, input_ids, attention_mask=None, head_mask=None, *, token_type_ids=None,
                 output_attentions=True, n_layers=None, maps_only=False, hooks=None, tap=None):

@@ -75,10 +75,16 @@ class RelativePositions(nn.Module):
 
 
 class DisentangledAttention(MultiHeadSelfAttention):
-    def __init__(self, cfg: BertConfig):
+    def __init__(self, cfg: BertConfig, i: int = 0):
         super().__init__(cfg.hidden_size, cfg.num_attention_heads)
         self.terms = tuple(cfg.pos_att_type)
         self.__dict__["positions"] = None  # the encoder's, shared: not a submodule of each layer
+
+    @staticmethod
+    def padding_mask(attention_mask, dtype=torch.float32):
+        """DeBERTa masks query rows too: outer(mask, mask) -> additive (B, 1, T, T)."""
+        keep = attention_mask[:, None, :, None] * attention_mask[:, None, None, :]
+        return (1.0 - keep.to(dtype)) * torch.finfo(dtype).min  # (B, 1, T, T)
 
     def use_positions(self, positions: RelativePositions):
         self.__dict__["positions"] = positions

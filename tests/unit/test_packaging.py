@@ -3,8 +3,8 @@ command, a lazy `import headscope`, and a wheel that carries every file the app 
 (tests/browser/test_installed_wheel.py installs that wheel and runs it.)"""
 
 import subprocess
-import tomllib
 import sys
+import tomllib
 import zipfile
 
 import pytest
