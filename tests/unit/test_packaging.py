@@ -2,6 +2,7 @@
 command, a lazy `import headscope`, and a wheel that carries every file the app reads.
 (tests/browser/test_installed_wheel.py installs that wheel and runs it.)"""
 
+import os
 import subprocess
 import sys
 import tomllib
@@ -72,6 +73,41 @@ def test_help_and_a_wrong_command():
     assert "Traceback" not in out.stderr
     out = run_cli()
     assert out.returncode == 2 and "commands:" in out.stderr
+
+
+@pytest.mark.parametrize("argv", [["syntax", "--help"], ["export", "--help"], ["run", "--help"]])
+def test_every_command_takes_a_device(argv, capsys):
+    try:
+        cli.main(argv)
+    except SystemExit:
+        pass
+    assert "--device" in capsys.readouterr().out
+
+
+def test_python_m_commands_take_a_device(capsys):
+    from mha_core import norms, syntax
+    from mha_core.one_head import cli as one_head
+    for main in (norms.main, syntax.main, one_head.main):
+        with pytest.raises(SystemExit):
+            main(["--help"])
+        assert "--device" in capsys.readouterr().out
+
+
+def test_run_and_serve_pass_the_device_to_the_app(monkeypatch):
+    monkeypatch.setenv("HEADSCOPE_DEVICE", "auto")  # restored after the test
+    assert cli.take_device(["--server.port", "8600", "--device", "cuda:1"]) == [
+        "--server.port", "8600"]
+    assert os.environ["HEADSCOPE_DEVICE"] == "cuda:1"
+    assert cli.take_device(["--device=cpu"]) == [] and os.environ["HEADSCOPE_DEVICE"] == "cpu"
+
+
+def test_a_device_not_here_is_a_message_not_a_traceback(tmp_path, capsys):
+    from mha_core.one_head.cli import main
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("one sentence.\nanother sentence.\n")
+    assert main([str(corpus), "--json", str(tmp_path / "o.json"), "--device", "tpu"]) == 2
+    err = capsys.readouterr().err
+    assert "device must be one of" in err and "Traceback" not in err
 
 
 def test_export_without_its_module_says_how_to_get_it(monkeypatch, capsys):
