@@ -40,7 +40,7 @@ class Activations:
 def activations(bert, res) -> Activations:
     """The activations of an AttentionResult of this bert (see the module's docstring), on
     the CPU."""
-    _, cache = bert.run_with_cache(res.encoded, head_mask=res.head_mask, names=NAMES)
+    cache = bert.trace(res, NAMES)
     got = {n: cache[n][:, 0].to("cpu") for n in NAMES}  # (L, ...): batch of one
     return Activations(q=got["q"], k=got["k"], v=got["v"], z=got["z"],
                        head_out=got["head_out"], hidden_states=res.hidden_states,

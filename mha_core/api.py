@@ -192,6 +192,25 @@ class Bert:
         return res, cache
 
     @torch.no_grad()
+    def trace(self, source, names, layers=None):
+        """The forward cache alone (mha_core.hooks.ForwardCache, on the model's device, batch
+        dimension 1) of a run of an AttentionResult's text with its head mask, or of an
+        Encoded: no maps are kept, and with `layers` the run stops after the last one asked
+        for. What the analyses read (activations, norms, the neuron view)."""
+        if isinstance(source, AttentionResult):
+            enc, head_mask = source.encoded, source.head_mask
+        else:
+            enc, head_mask = source, None
+        head_mask = self.check_head_mask(head_mask)
+        _, cache = self.model.run_with_cache(
+            enc.input_ids[None].to(self.device),
+            token_type_ids=enc.token_type_ids[None].to(self.device),
+            head_mask=None if head_mask is None else head_mask.to(self.device),
+            names=names, layers=layers, output_attentions=False,
+            n_layers=None if layers is None else max(layers) + 1)
+        return cache
+
+    @torch.no_grad()
     def attend_batch(self, encs: list, head_mask=None) -> list:
         """attend_encoded() on several Encoded at once, padded to the longest: one result per
         Encoded with its own T (the padding cut away; padded keys get no weight)."""

@@ -110,7 +110,8 @@ class MultiHeadSelfAttention(nn.Module):
 
     def full_mask(self, attention_mask, x):
         """The additive mask this layer applies: the caller's (B, 1, 1|T, T) or (B, T) of 1/0,
-        and in a local layer (ModernBERT) also its band. None when nothing is masked."""
+        and in a local layer (ModernBERT) also its band; always 4-D. None when nothing is
+        masked."""
         mask = attention_mask
         if mask is not None and mask.dim() == 2:
             mask = additive_mask(mask, x.dtype)  # (B, 1, 1, T)
@@ -143,6 +144,9 @@ class MultiHeadSelfAttention(nn.Module):
         q, k, v = self.project(x)  # (B, H, T, K) each
         mask = self.full_mask(attention_mask, x)
         if tap is not None:
+            if mask is not None and tap.wants("mask"):
+                mask = mask.clone()  # the band table and the padding mask are shared: no hook
+                # or caller may write into them
             q, k, v, mask = tap("q", q), tap("k", k), tap("v", v), tap("mask", mask)
         scores = self.scores(q, k, tap)  # (B, H, T, T)
         if tap is not None:
@@ -160,10 +164,9 @@ class MultiHeadSelfAttention(nn.Module):
         if tap is not None:
             z = tap("z", z)
             if tap.wants("head_out"):
-                shares = self.head_outputs(z)  # (B, H, T, D)
-                patched = tap("head_out", shares)
-                if patched is not shares:  # a hook replaced them: the output is their sum
-                    y = patched.sum(1) if self.out.bias is None else patched.sum(1) + self.out.bias
+                shares = tap("head_out", self.head_outputs(z))  # (B, H, T, D)
+                if tap.hooked("head_out"):  # a hook may have changed them: the output is their sum
+                    y = shares.sum(1) if self.out.bias is None else shares.sum(1) + self.out.bias
                     return self._returned(tap("attn_out", y), probs, (q, k, v), return_qkv)
         y = self.out(merge_heads(z))  # (B, T, D)
         if tap is not None:
@@ -192,5 +195,5 @@ def summed_head(scores, mask=None):
     sqrt(H) more (so over sqrt(D) in all), the mask added, one softmax -> (B, T, T)."""
     s = scores.sum(1) / math.sqrt(scores.size(1))  # (B, T, T)
     if mask is not None:
-        s = s + (mask[:, 0] if mask.dim() == 4 else mask)  # (B, 1|T, T) or (T, T)
+        s = s + mask[:, 0]  # (B | 1, 1 | T, T)
     return s.softmax(dim=-1)  # (B, T, T)

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from .attention import MultiHeadSelfAttention
 from .config import BertConfig
 from .disentangled import DisentangledAttention, RelativePositions
-from .hooks import NAMES, ForwardCache, Tap
+from .hooks import NAMES, ForwardCache, HookError, Tap
 from .mlm import MaskedLMHead, ReplacedTokenHead
 from .rotary import RotaryAttention
 
@@ -209,8 +209,12 @@ class BertModel(nn.Module):
         hidden_states are each layer's input and the model's output (after ModernBERT's final
         norm, as transformers gives it)."""
         cfg = self.config
-        if hooks and tap is None:
+        if hooks and tap is not None:
+            raise HookError("give hooks or a tap, not both (run_with_cache takes hooks too)")
+        if hooks:
             tap = Tap(hooks=hooks)
+        if tap is not None:
+            tap.check_layers(cfg.num_hidden_layers)
         limit = cfg.max_position_embeddings - (cfg.pad_token_id + 1) * (cfg.positions == "offset")
         if cfg.positions != "none" and input_ids.size(1) > limit:
             usable = f", {limit} usable from pad + 1" if limit < cfg.max_position_embeddings else ""

@@ -33,7 +33,7 @@ NAMES = {
     "score_c2p": ("(B, H, T, T)", "DeBERTa: content-to-position term, over sqrt(3 K)"),
     "score_p2c": ("(B, H, T, T)", "DeBERTa: position-to-content term, over sqrt(3 K)"),
     "scores": ("(B, H, T, T)", "the scaled scores before the mask (DeBERTa: the terms' sum)"),
-    "mask": ("(B, 1, 1|T, T) or (T, T)", "the additive mask the layer adds to the scores "
+    "mask": ("(B|1, 1, 1|T, T)", "the additive mask the layer adds to the scores "
                                         "(padding; ModernBERT's band in local layers); None "
                                         "where nothing is masked"),
     "weights": ("(B, H, T, T)", "softmax(scores + mask), times the head mask: the maps"),
@@ -75,6 +75,20 @@ class Tap:
         self.layers = None if layers is None else frozenset(layers)
         self.layer = None  # the run layer being computed; set by the layer loop
         self.cache = defaultdict(dict)  # name -> {layer: value}
+
+    def hooked(self, name: str) -> bool:
+        """Whether a hook may replace this value in the current layer."""
+        return name in self.hooks or (name, self.layer) in self.hooks
+
+    def check_layers(self, n_layers: int) -> None:
+        """Refuse a hook on a layer the run does not have ("embed" has none): it would never
+        fire, silently."""
+        for key in self.hooks:
+            if isinstance(key, tuple):
+                name, layer = key
+                if name == "embed" or not isinstance(layer, int) or not 0 <= layer < n_layers:
+                    raise HookError(f"the hook on {key!r} would never run: layers run from 0 to "
+                                    f"{n_layers - 1}, and 'embed' takes no layer")
 
     def wants(self, name: str) -> bool:
         """Whether anything reads this value in the current layer: compute it only then."""
@@ -138,6 +152,8 @@ class ForwardCache:
         values = [by_layer[i] for i in self.layers(name)]
         if any(v is None for v in values):
             return values  # "mask" where a layer masks nothing
+        if len({v.shape for v in values}) > 1:  # ModernBERT: padding (B,1,1,T), band (B,1,T,T)
+            values = torch.broadcast_tensors(*values)
         return torch.stack(values)
 
     def to(self, device) -> "ForwardCache":
@@ -152,7 +168,9 @@ class ForwardCache:
 def replace_attention(layer: int, fn) -> dict:
     """Hooks that replace run layer `layer`'s attention block by fn(attn_in (B, T, D), mask)
     -> (B, T, D): the layer's norms, residual and feed-forward stay the model's own. fn sees
-    exactly what the layer's attention read, with the layer's own mask (padding, band)."""
+    exactly what the layer's attention read, with the layer's own mask (padding, band). The
+    hooks keep that run's input between two hook points: make them for each call, never share
+    one dict between threads."""
     seen = {}
 
     def remember(name):

@@ -34,8 +34,7 @@ def real_steps(bert, res, layer: int, head: int, query: int) -> RealSteps:
     if not 0 <= layer < L or not 0 <= head < H or not 0 <= query < T:
         raise ValueError(f"layer must be in 0..{L - 1}, head in 0..{H - 1} and query in "
                          f"0..{T - 1}")
-    _, cache = bert.run_with_cache(res.encoded, head_mask=res.head_mask, names=NAMES,
-                                   layers=[layer])
+    cache = bert.trace(res, NAMES, layers=[layer])  # the run stops after this layer
     c = {n: cache[n, layer] for n in NAMES}
     q, k = c["q"], c["k"]  # (B, H, T, K) each
     B, _, _, K = q.shape

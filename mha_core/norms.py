@@ -39,11 +39,15 @@ def norm_maps(attentions, norms) -> torch.Tensor:
 
 
 @torch.no_grad()
-def result_norm_maps(bert, res) -> torch.Tensor:
-    """The norm maps of an AttentionResult: (L, H, T, T) raw norms, on the CPU. The values are
-    read from a run of the result's text with its head mask (Bert.run_with_cache)."""
-    _, cache = bert.run_with_cache(res.encoded, head_mask=res.head_mask, names=("v",))
-    return norm_maps(res.attentions, value_norms(bert.model, cache)[:, 0].to("cpu"))
+def result_norm_maps(bert, res, layer: int | None = None) -> torch.Tensor:
+    """The norm maps of an AttentionResult: (L, H, T, T) raw norms, on the CPU; with `layer`,
+    that run layer's alone (H, T, T), from a run that stops there. The values are read from a
+    run of the result's text with its head mask (Bert.trace)."""
+    if layer is None:
+        cache = bert.trace(res, ("v",))
+        return norm_maps(res.attentions, value_norms(bert.model, cache)[:, 0].to("cpu"))
+    cache = bert.trace(res, ("v",), layers=[layer])
+    return norm_maps(res.attentions[layer], value_norms(bert.model, cache)[0, 0].to("cpu"))
 
 
 def row_normalised(maps: torch.Tensor) -> torch.Tensor:

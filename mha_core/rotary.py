@@ -67,9 +67,9 @@ class RotaryAttention(MultiHeadSelfAttention):
         mask = super().full_mask(attention_mask, x)
         if self.window is None:
             return mask
-        band = band_mask(x.size(1), self.window, x.dtype, x.device)  # (T, T)
+        band = band_mask(x.size(1), self.window, x.dtype, x.device)[None, None]  # (1, 1, T, T)
         low = torch.finfo(x.dtype).min
-        return band if mask is None else (mask + band).clamp_min(low)  # (B, 1, T, T)
+        return band if mask is None else (mask + band).clamp_min(low)  # (B | 1, 1, T, T)
 
 
 @lru_cache(maxsize=8)

@@ -44,10 +44,10 @@ def sentence_view(name: str, text: str, pair: str | None = None) -> dict:
 def norm_view(name: str, text: str, pair: str | None = None) -> dict:
     """The atlas by norm (Kobayashi et al. 2020): ||alpha_ij f_h(x_j)|| with rows normalised to
     sum to 1 (shown), the raw norms (hover) and the pattern labels of the shown maps."""
-    from mha_core.norms import result_norm_maps, row_normalised
+    from mha_core.norms import row_normalised
 
     res = models.attend(name, text, pair)
-    raw = result_norm_maps(models.bert_or_raise(name), res)  # (L, H, T, T)
+    raw = models.norm_maps(name, text, pair, res)  # (L, H, T, T)
     shown = row_normalised(raw)
     metrics = mt.head_metrics(shown, mt.token_kinds(res.labels, res.special))
     return dict(shown=shown.numpy(), raw=raw.numpy(), labels=pt.label_heads(metrics))

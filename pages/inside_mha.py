@@ -27,7 +27,8 @@ def real_model_steps(name: str, text: str, pair: str | None, layer: int, head: i
                      query: int):
     bert = models.bert_or_raise(name)
     res = models.attend(name, text, pair)
-    return real_steps(bert, res, layer, head, query)  # read from the run's forward cache
+    with models.long_here(bert, text, pair, "Taking one layer of this long text apart"):
+        return real_steps(bert, res, layer, head, query)  # read from the run's forward cache
 
 
 @st.cache_data(**models.bounded(), show_spinner="Timing the three designs…")

@@ -8,7 +8,6 @@ so its key was computed again on every run (~4 ms a call, issue 23's profile).""
 import streamlit as st
 
 from mha_core.metrics import entropy, map_summary, token_kinds, word_focus
-from mha_core.norms import result_norm_maps
 from mha_core.views import explorer_norm_view, explorer_view, focus_targets
 
 from . import masked_words, models
@@ -29,7 +28,7 @@ def layer_view(name: str, text: str, layer: int, word_level: bool, hide_special:
     focus = word_focus(heads, words)  # the default head, by weight whatever is shown
     raw = raw_mean = None
     if by_norm:
-        norms = result_norm_maps(models.bert_or_raise(name), res)[layer]  # (H, T, T)
+        norms = models.norm_maps(name, text, pair, res, layer)  # (H, T, T)
         heads, raw, _, _ = explorer_norm_view(norms, res, word_level, hide_special)
         raw, raw_mean = raw.numpy(), raw.mean(dim=0).numpy()  # (H, G, G), (G, G)
     mean = heads.mean(dim=0)  # (G, G): the mean of the maps shown
@@ -47,7 +46,7 @@ def focus_view(name: str, text: str, query: int, word_level: bool, hide_special:
     (by norm: in the row-normalised norm maps)."""
     res = models.attend(name, text, pair)
     if by_norm:
-        norms = result_norm_maps(models.bert_or_raise(name), res)  # (L, H, T, T)
+        norms = models.norm_maps(name, text, pair, res)  # (L, H, T, T)
         att = explorer_norm_view(norms, res, word_level, hide_special)[0]  # (L, H, G, G)
     else:
         att = explorer_view(res.attentions, res, word_level, hide_special)[0]  # (L, H, G, G)

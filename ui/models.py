@@ -170,6 +170,28 @@ def _attend_arrays(name: str, text: str, text_pair: str | None = None):
     return _swap(res, lambda t: t.numpy())
 
 
+def long_here(bert, text: str, text_pair: str | None, what: str):
+    """A context in which a run on this text may take much memory: one at a time per worker
+    (budget.heavy_here) for a long text, nothing for a short one."""
+    import contextlib
+
+    from . import budget
+
+    if budget.is_long(bert, text, text_pair):
+        return budget.heavy_here(what)
+    return contextlib.nullcontext()
+
+
+def norm_maps(name: str, text: str, pair: str | None, res, layer: int | None = None):
+    """result_norm_maps of the cached result res (all layers, or one), one long text at a
+    time."""
+    from mha_core.norms import result_norm_maps
+
+    bert = bert_or_raise(name)
+    with long_here(bert, text, pair, "Weighing this long text's heads by norm"):
+        return result_norm_maps(bert, res, layer)
+
+
 def _swap(res, convert):
     """res with its tensors (attentions, single_head, hidden_states and the encoded ids)
     converted by `convert`."""

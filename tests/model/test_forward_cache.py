@@ -149,6 +149,7 @@ def test_every_cached_value_equals_transformers_modules(saved, name):
         if n in ("embed",) or n.startswith("score_") and cfg.attention != "disentangled":
             continue
         assert cache.layers(n) == list(range(L)), n
+    assert cache["mask"].shape[0] == L  # ModernBERT's padding and band masks stack too
     for ref in ("attn_in", "attn_out", "resid_mid", "ffn_act", "ffn_out", "resid_post"):
         for i in range(L):
             close(cache[ref, i], theirs[ref][i], f"{ref} {i}")
@@ -243,3 +244,41 @@ def test_only_the_layers_asked_for_are_kept(saved):
                                        everywhere=("single_head",))
     assert cache.layers("q") == [5] and cache.layers("single_head") == list(range(8))
     assert cache["q"].shape[0] == 1
+
+
+def test_hooks_without_a_padding_mask_and_in_place(saved):
+    """ModernBERT's local layers with no attention mask at all (the band alone), a hook that
+    writes into the mask it is given, a hook that edits the heads' shares in place."""
+    _, cfg, ours = saved["modernbert"]
+    ids, _, _ = batch(cfg)
+    L = cfg.num_hidden_layers
+    with torch.no_grad():
+        base, cache = ours.run_with_cache(ids, names=("mask", "head_out"))
+        masks = cache["mask"]  # a list: the global layers mask nothing here
+        assert [m is None for m in masks] == [i not in cfg.local_layers for i in range(L)]
+        own = {}
+        for i in range(L):
+            attn = ours.layer(i).attn
+            own |= replace_attention(i, lambda x, m, attn=attn: attn(x, m)[0])
+        same = ours(ids, hooks=own)
+        torch.testing.assert_close(same.last_hidden_state, base.last_hidden_state, atol=1e-6,
+                                   rtol=0)
+        # a hook that zeroes its mask in place changes that run, never the shared band table
+        opened = ours(ids, hooks={("mask", 1): lambda m, i: m.zero_()})
+        assert not torch.allclose(opened.attentions[1], base.attentions[1])
+        again = ours(ids)
+        assert torch.equal(again.attentions[1], base.attentions[1])
+        # an in-place edit of the heads' shares is what the layer writes
+        zeroed = ours(ids, hooks={("head_out", 0): lambda h, i: h.mul_(0)})
+        _, c2 = ours.run_with_cache(ids, names=("attn_out",),
+                                    hooks={("head_out", 0): lambda h, i: h.mul_(0)})
+        assert c2["attn_out", 0].abs().max() == 0  # ModernBERT has no b_O
+        assert not torch.allclose(zeroed.last_hidden_state, base.last_hidden_state)
+
+
+def test_a_hook_that_would_never_run_is_refused(saved):
+    _, cfg, ours = saved["bert"]
+    ids, mask, _ = batch(cfg)
+    for key in (("z", 99), ("embed", 0)):
+        with pytest.raises(HookError, match="would never run"):
+            ours(ids, mask, hooks={key: lambda v, i: v})
