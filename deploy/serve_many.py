@@ -34,6 +34,9 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # headscope's settings, in a checkout as in site-packages
+from headscope.settings import settings  # noqa: E402
+
 TEMPLATE = Path(__file__).with_name("nginx") / "headscope.conf.template"
 SERVER_LINE = "server 127.0.0.1:{port} max_fails=1 fail_timeout=10s;"
 RESTART_EVERY = 10.0  # seconds between two starts of the same worker
@@ -76,8 +79,8 @@ http {{
 
 # The proxy's limits (docs/limits.md, "Deploying"): the template's per-address and per-browser
 # connection caps, and nginx's worker_connections sized from them and the number of workers.
-CONN_PER_ADDRESS = int(os.environ.get("HEADSCOPE_CONN_PER_ADDRESS", "1000"))  # a NAT'd class
-CONN_PER_BROWSER = int(os.environ.get("HEADSCOPE_CONN_PER_BROWSER", "30"))  # tabs + loads
+CONN_PER_ADDRESS = settings().conn_per_address  # a NAT'd class
+CONN_PER_BROWSER = settings().conn_per_browser  # tabs + loads
 SESSIONS_PER_WORKER = 300  # idle sessions a worker can hold (its file descriptors: ulimit -n)
 
 
@@ -89,7 +92,7 @@ def template_values(listen: str, servers: str, upstream_header: bool) -> dict:
     return dict(HEADSCOPE_LISTEN=listen, HEADSCOPE_SERVERS=servers,
                 HEADSCOPE_CONN_PER_ADDRESS=str(CONN_PER_ADDRESS),
                 HEADSCOPE_CONN_PER_BROWSER=str(CONN_PER_BROWSER),
-                HEADSCOPE_FRAME_ANCESTORS=os.environ.get("HEADSCOPE_FRAME_ANCESTORS", "'self'"),
+                HEADSCOPE_FRAME_ANCESTORS=settings().frame_ancestors,
                 HEADSCOPE_UPSTREAM_HEADER="on" if upstream_header else "off")
 
 
@@ -212,7 +215,7 @@ def main():
                                       "directory under the system's temp directory)")
     ap.add_argument("--nginx", help="the nginx binary (default: from $PATH or /usr/sbin)")
     ap.add_argument("--upstream-header", action="store_true",
-                    default=os.environ.get("HEADSCOPE_UPSTREAM_HEADER") == "on",
+                    default=settings().upstream_header,
                     help="add X-Headscope-Upstream (which worker answered: internal addresses) "
                          "to every response; tests use it (default: off)")
     ap.add_argument("--worker-script", default=str(ROOT / "serve.py"),

@@ -144,6 +144,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if command in ("run", "serve"):
         args = take_device(args)
+        from .settings import settings
+
+        for problem in settings().problems:
+            print(f"headscope: {problem}", file=sys.stderr)
     try:
         return COMMANDS[command][0](args)
     except KeyboardInterrupt:

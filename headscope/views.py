@@ -33,12 +33,11 @@ class Attention:
 @cache
 def _bert(source, device=None):
     """One loaded model per (source, device); device None: HEADSCOPE_DEVICE, else "auto"."""
-    import os
-
     import mha_core
 
-    return mha_core.load_bert(source, device=device or os.environ.get("HEADSCOPE_DEVICE",
-                                                                       "auto"))
+    from .settings import settings
+
+    return mha_core.load_bert(source, device=device or settings().device)
 
 
 def _as_array(attention) -> np.ndarray:

@@ -3,7 +3,6 @@
 Shape letters: L layers, H heads, T tokens, D hidden size, G word groups.
 """
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -345,10 +344,10 @@ def pick_device(device="auto") -> torch.device:
 
 
 def add_device_argument(parser):
-    """--device on a command line: the default is HEADSCOPE_DEVICE, else "auto"."""
-    parser.add_argument("--device", default=os.environ.get("HEADSCOPE_DEVICE", "auto"),
+    """--device on a command line (default "auto")."""
+    parser.add_argument("--device", default="auto",
                         help="where the model runs: auto (CUDA, then MPS, then the CPU; the "
-                             "default, or HEADSCOPE_DEVICE), cpu, cuda, cuda:N or mps")
+                             "default), cpu, cuda, cuda:N or mps")
 
 
 def load_bert(source=None, device="auto") -> Bert:

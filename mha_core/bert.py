@@ -12,24 +12,14 @@ from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
+from .act import ACT_FNS
 from .attention import MultiHeadSelfAttention
 from .config import BertConfig
 from .disentangled import DisentangledAttention, RelativePositions
 from .hooks import NAMES, ForwardCache, HookError, Tap
 from .mlm import MaskedLMHead, ReplacedTokenHead
 from .rotary import RotaryAttention
-
-ACT_FNS = {
-    "gelu": F.gelu,  # exact erf GELU, as in the original BERT
-    "gelu_new": lambda x: F.gelu(x, approximate="tanh"),
-    "gelu_pytorch_tanh": lambda x: F.gelu(x, approximate="tanh"),
-    "relu": F.relu,
-    "silu": F.silu,
-    "swish": F.silu,
-    "tanh": torch.tanh,
-}
 
 
 def layer_norm(cfg: BertConfig, width: int | None = None, eps: float | None = None):
@@ -76,10 +66,10 @@ ATTENTIONS = {"standard": MultiHeadSelfAttention, "disentangled": DisentangledAt
               "rotary": RotaryAttention}
 
 
-def make_attention(cfg: BertConfig, i: int, mode: str = "wide"):
-    """The attention module of weight layer i."""
+def make_attention(cfg: BertConfig, i: int):
+    """The attention module of weight layer i (every head reads the whole input: "wide")."""
     if cfg.attention == "standard":
-        return MultiHeadSelfAttention(cfg.hidden_size, cfg.num_attention_heads, mode=mode)
+        return MultiHeadSelfAttention(cfg.hidden_size, cfg.num_attention_heads)
     return ATTENTIONS[cfg.attention](cfg, i)
 
 
@@ -88,11 +78,11 @@ class EncoderLayer(nn.Module):
     Pre-LN (ModernBERT): x = x + attn(LN(x)); x = x + FFN(LN(x)).
     FFN: act(x W_in) W_out, or GeGLU (act(a) * g) W_out with a, g = the halves of x W_in."""
 
-    def __init__(self, cfg: BertConfig, i: int = 0, mode="wide"):
+    def __init__(self, cfg: BertConfig, i: int = 0):
         super().__init__()
         D, Fw = cfg.hidden_size, cfg.intermediate_size
         self.pre_norm, self.glu = cfg.pre_norm, cfg.feed_forward == "geglu"
-        self.attn = make_attention(cfg, i, mode)
+        self.attn = make_attention(cfg, i)
         # ModernBERT's first layer reads the embeddings' norm directly: no attn_norm of its own
         self.attn_norm = nn.Identity() if cfg.pre_norm and i == 0 else layer_norm(cfg)
         self.ffn_in = nn.Linear(D, 2 * Fw if self.glu else Fw, bias=cfg.bias)
@@ -152,11 +142,11 @@ class BertModel(nn.Module):
     .attn is callable on that layer's attention input, layer.attention_input(hidden_states[i]).
     """
 
-    def __init__(self, cfg: BertConfig, mode="wide", mlm_head=False, replaced_head=False):
+    def __init__(self, cfg: BertConfig, mlm_head=False, replaced_head=False):
         super().__init__()
         self.config = cfg
         self.embeddings = Embeddings(cfg)
-        self.layers = nn.ModuleList(EncoderLayer(cfg, i, mode) for i in range(cfg.n_weight_layers))
+        self.layers = nn.ModuleList(EncoderLayer(cfg, i) for i in range(cfg.n_weight_layers))
         if cfg.attention == "disentangled":  # one table of relative positions for every layer
             self.relative = RelativePositions(cfg)
             for layer in self.layers:

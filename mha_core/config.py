@@ -107,21 +107,10 @@ class BertConfig:
         return self.type_vocab_size >= 2 if self.pairs is None else self.pairs
 
     @classmethod
-    def from_dict(cls, d: dict) -> "BertConfig":
-        """The config of any supported family (dispatch on model_type: mha_core.families)."""
-        from .families import family_of
-
-        return family_of(d).read_config(d)
-
-    @classmethod
     def known(cls, d: dict, **parts) -> "BertConfig":
         """The fields of d this class knows (None values dropped), with the family's parts."""
         names = {f.name for f in fields(cls)}
         return cls(**{**{k: v for k, v in d.items() if k in names and v is not None}, **parts})
-
-    @classmethod
-    def from_json_file(cls, path) -> "BertConfig":
-        return cls.from_dict(read_json(path))
 
 
 def read_json(path) -> dict:

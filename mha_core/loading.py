@@ -11,7 +11,7 @@ import torch
 
 from .bert import BertModel
 from .config import BertConfig, ConfigError, read_json
-from .families import Family, family_of
+from .families import Family, family_of, read_config
 from .families import bert as _bert
 
 WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
@@ -21,12 +21,6 @@ WEIGHT_FILES = ("model.safetensors", "pytorch_model.bin")
 TASK_HEADS = ("classifier.", "qa_outputs.", "pre_classifier.", "sop_classifier.",
               "cls.seq_relationship.", "pooler.", "dropout.")
 SKIPPED_SUFFIXES = ("position_ids", "token_type_ids")  # buffers, not weights
-
-# BERT's tables, under their historical names (mha_core/families/bert.py holds them)
-KEY_TABLE = _bert.KEYS
-MLM_PREFIX = "cls.predictions."
-MLM_KEY_TABLE = _bert.HEADS["mlm"][1]
-TIED_KEYS = _bert.TIED
 
 
 class CheckpointError(RuntimeError):
@@ -243,7 +237,7 @@ def build_model(cfg: BertConfig, sd: dict, mode="wide") -> BertModel:
     # become the parameters). The meta device would skip the init, but initialising an
     # Embedding there imports torch._dynamo: 1.8 s more at start-up, against 0.16 s (MiniLM)
     # to 0.6 s (bert-base) of random init.
-    model = BertModel(cfg, mode="wide", mlm_head=mlm_head, replaced_head=replaced_head)
+    model = BertModel(cfg, mlm_head=mlm_head, replaced_head=replaced_head)
     own = model.state_dict()
     family = family_of({"model_type": cfg.model_type})
     table = {ours: hf for hf, ours in key_map(cfg, family=family, heads=family.heads).items()}
@@ -267,7 +261,7 @@ def load_checkpoint(path: Path, mode="wide"):
                               f"config.json, {WEIGHT_FILES[0]} (or {WEIGHT_FILES[1]}) and the "
                               f"tokenizer files")
     try:
-        cfg = BertConfig.from_dict(read_json(cfg_file))
+        cfg = read_config(read_json(cfg_file))
     except ConfigError as e:
         raise CheckpointError(f"{cfg_file}: {e}") from None
     return cfg, build_model(cfg, read_state_dict(path), mode)

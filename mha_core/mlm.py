@@ -13,6 +13,7 @@ Shape letters: B batch, T tokens, D hidden size, W head width, V vocabulary.
 import torch
 import torch.nn as nn
 
+from .act import ACT_FNS
 from .config import BertConfig
 
 
@@ -22,8 +23,6 @@ class MaskedLMHead(nn.Module):
 
     def __init__(self, cfg: BertConfig):
         super().__init__()
-        from .bert import ACT_FNS  # bert imports this module
-
         W = cfg.mlm_width or cfg.hidden_size
         self.dense = nn.Linear(cfg.hidden_size, W, bias=cfg.bias)
         self.act = ACT_FNS[cfg.mlm_act or cfg.hidden_act]
@@ -42,8 +41,6 @@ class ReplacedTokenHead(nn.Module):
 
     def __init__(self, cfg: BertConfig):
         super().__init__()
-        from .bert import ACT_FNS
-
         self.dense = nn.Linear(cfg.hidden_size, cfg.hidden_size)
         self.act = ACT_FNS[cfg.hidden_act]
         self.prediction = nn.Linear(cfg.hidden_size, 1)

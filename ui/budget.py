@@ -20,20 +20,19 @@ for the other sessions' reruns. An index evicted while a session still reads it 
 that session's run ends.
 """
 
-import os
 import threading
 import time
 from collections import OrderedDict, deque
 from contextlib import contextmanager
 
-from .models import CACHE_TTL
+from headscope.settings import settings
 
 MB = 2**20
-CORPUS_BUDGET = max(1, int(os.environ.get("HEADSCOPE_CORPUS_MB", "160"))) * MB
+CORPUS_BUDGET = settings().corpus_mb * MB
 # Uploads Streamlit keeps in memory until a session ends (ui.st_internals.cap_uploads): two
 # full-size treebanks per session (one while its replacement arrives), ten per worker.
 UPLOAD_SESSION_BUDGET = 20 * MB
-UPLOAD_WORKER_BUDGET = max(1, int(os.environ.get("HEADSCOPE_UPLOAD_MB", "100"))) * MB
+UPLOAD_WORKER_BUDGET = settings().upload_mb * MB
 
 
 def cap_uploads():
@@ -79,7 +78,7 @@ def heavy(waiting=None, done=None):
 # A queue of short runs is waited out; a run that has held its slot for RUN_SLOT_HOLD seconds
 # is not (the runs waiting behind it go on without a slot), so a long run outside heavy()
 # delays the others by that much at most; heavy work gives its slot back while it runs.
-RUN_SLOTS = max(1, int(os.environ.get("HEADSCOPE_RUN_SLOTS", "1") or 1))
+RUN_SLOTS = settings().run_slots
 RUN_SLOT_HOLD = 1.0  # seconds
 
 
@@ -205,8 +204,8 @@ class OverBudget(Exception):
 class ByteBudget:
     """An LRU of values with an `nbytes`, holding at most `budget` bytes for `ttl` seconds."""
 
-    def __init__(self, budget: int, ttl: float = CACHE_TTL):
-        self.budget, self.ttl = budget, ttl
+    def __init__(self, budget: int, ttl: float | None = None):
+        self.budget, self.ttl = budget, settings().cache_ttl if ttl is None else ttl
         self._items = OrderedDict()  # key -> (value, nbytes, last use)
         self._lock = threading.Lock()  # guards _items
 

@@ -10,23 +10,24 @@ would keep such a result alone and throw out every other session's. So each func
 that same budget, which also bounds it where the config file is not read.
 """
 
-import os
 from dataclasses import replace
 
 import streamlit as st
 from streamlit import config
 
+from headscope.settings import settings
+
 from .presets import DEFAULT_TEXT
 from .words import piece_mark, special_names
 
 BUNDLED = "all-MiniLM-L6-v2 (bundled)"
-CACHE_ENTRIES = max(1, int(os.environ.get("HEADSCOPE_CACHE_ENTRIES", "64")))
-CACHE_TTL = max(1, int(os.environ.get("HEADSCOPE_CACHE_TTL", "1800")))
+CACHE_ENTRIES = settings().cache_entries
+CACHE_TTL = settings().cache_ttl
 CACHE_BUDGET = config.get_option("server.maxCacheDataSize") or "256mb"
-TORCH_THREADS = max(1, int(os.environ.get("HEADSCOPE_TORCH_THREADS", "1")))
+TORCH_THREADS = settings().torch_threads
 # Where the models run: "auto" (CUDA, then Apple's MPS, then the CPU), "cpu", "cuda", "cuda:N",
-# "mps". A bad value is the model's load error on the page, naming the accepted values.
-DEVICE = os.environ.get("HEADSCOPE_DEVICE", "auto")
+# "mps". A device this machine lacks is the model's load error on the page.
+DEVICE = settings().device
 
 
 def bounded(entries: int | None = None) -> dict:
@@ -38,12 +39,7 @@ def bounded(entries: int | None = None) -> dict:
 def model_choices() -> dict:
     """{name: source}: the bundled model plus HEADSCOPE_MODELS ("name=path;name=path").
     The list is fixed by the server; visitors cannot name arbitrary paths."""
-    choices = {BUNDLED: "bundled"}
-    for item in os.environ.get("HEADSCOPE_MODELS", "").split(";"):
-        name, sep, path = item.partition("=")
-        if sep and name.strip() and path.strip():
-            choices[name.strip()] = path.strip()
-    return choices
+    return {BUNDLED: "bundled", **dict(settings().models)}
 
 
 def shape(layers: int, heads: int) -> str:

@@ -6,6 +6,8 @@ draws them once per run; their widget keys are the frame's own ("model", "text",
 
 import streamlit as st
 
+from headscope.settings import settings
+
 from . import share
 from .guards import MAX_CHARS
 from .models import BUNDLED, family_line, get_bert, model_choices, shape
@@ -94,6 +96,8 @@ def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool =
         return
     with st.sidebar:
         st.title("headscope")
+        for problem in settings().problems:  # the operator's setting, said by name
+            st.warning(problem, icon=":material/settings:")
         st.selectbox("Model", list(model_choices()), key="model")
         bert = get_bert(ss.model)[0] if needs_model else None  # a failure: the page shows it
         if bert is not None:

@@ -9,17 +9,14 @@ against 122 ms (load 21). The served app on main already behaved like one thread
 whatever OMP_NUM_THREADS or a torch build's default says. The setting is process-wide (every
 script-run thread sees it) and set once."""
 
-import os
-
 import torch
 
-ENV = "HEADSCOPE_TORCH_THREADS"
+from headscope.settings import settings
 
 
 def limit() -> int:
     """Set torch's intra-op threads from $HEADSCOPE_TORCH_THREADS (default 1); returns it."""
-    raw = os.environ.get(ENV, "1").strip()
-    n = int(raw) if raw.isdigit() and int(raw) > 0 else 1
+    n = settings().torch_threads
     if torch.get_num_threads() != n:
         torch.set_num_threads(n)
     return n

@@ -7,9 +7,10 @@ replays a cached function's elements, and only elements created inside it can be
 """
 
 import hashlib
-import os
 
 import streamlit as st
+
+from headscope.settings import settings
 
 from . import budget, style
 from .models import bert_or_raise, bounded
@@ -28,10 +29,9 @@ def treebank_choices() -> dict:
     from mha_core.treebank import DEFAULT_TREEBANK
 
     choices = {SAMPLE: str(DEFAULT_TREEBANK)}
-    for item in os.environ.get("HEADSCOPE_TREEBANKS", "").split(";"):
-        name, sep, path = item.partition("=")
-        if sep and name.strip() and path.strip() and name.strip() not in (SAMPLE, UPLOAD):
-            choices[name.strip()] = path.strip()
+    for name, path in settings().treebanks:
+        if name not in (SAMPLE, UPLOAD):
+            choices[name] = path
     return choices
 
 

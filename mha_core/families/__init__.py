@@ -9,33 +9,15 @@ and a FAMILY record that collects them with the prefix a checkpoint with a head 
 encoder's keys (`roberta.`, ...) and what the app says about the family.
 """
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from ..config import ConfigError, read_json
+from . import albert, bert, deberta, distilbert, electra, modernbert, roberta
+from .base import Family, one_slot_per_layer, refuse_decoders
 
-from ..config import BertConfig, ConfigError
-
-
-def one_slot_per_layer(cfg: BertConfig) -> list:
-    """The format arguments of each weight layer's keys: {"i": 0}, {"i": 1}, ..."""
-    return [{"i": i} for i in range(cfg.n_weight_layers)]
-
-
-@dataclass(frozen=True)
-class Family:
-    name: str  # as shown: "RoBERTa"
-    model_types: tuple  # config.json's model_type values
-    prefix: str  # the encoder's keys in a checkpoint saved with a head: "roberta."
-    read_config: Callable  # dict -> BertConfig
-    keys: Callable  # cfg -> {hf: ours} with "{i}" (ALBERT also "{g}", "{j}")
-    heads: dict = field(default_factory=dict)  # name -> (prefixes, {hf: ours})
-    tied: dict = field(default_factory=dict)  # copy -> twin
-    slots: Callable = one_slot_per_layer  # cfg -> format arguments per weight layer
-    summary: str = ""  # one line: what differs from BERT
+__all__ = ["Family", "one_slot_per_layer", "refuse_decoders", "family_of", "supported",
+           "read_config", "read_config_file"]
 
 
 def _families() -> dict:
-    from . import albert, bert, deberta, distilbert, electra, modernbert, roberta
-
     return {m.FAMILY.model_types[0]: m.FAMILY
             for m in (bert, roberta, distilbert, electra, albert, deberta, modernbert)}
 
@@ -55,8 +37,13 @@ def family_of(d: dict) -> Family:
                       f"{', '.join(supported())}")
 
 
-def refuse_decoders(d: dict):
-    for flag in ("is_decoder", "add_cross_attention"):
-        if d.get(flag):
-            raise ConfigError(f"{flag} is true; headscope runs bidirectional encoders only (a "
-                              f"decoder would need a causal mask)")
+
+
+def read_config(d: dict):
+    """The BertConfig of any supported family's config.json dict (dispatch on model_type)."""
+    return family_of(d).read_config(d)
+
+
+def read_config_file(path):
+    """read_config of a config.json file; ConfigError naming what is wrong."""
+    return read_config(read_json(path))

@@ -3,7 +3,7 @@ uses group int(i / (L / groups)) and all that group's inner layers, so every run
 group has the SAME heads (the same parameters); gelu_new; masked-LM head of width E."""
 
 from ..config import BertConfig, ConfigError
-from . import Family, refuse_decoders
+from .base import Family, refuse_decoders
 
 
 def layer_weights(layers: int, groups: int, inner: int) -> tuple:

@@ -1,7 +1,7 @@
 """BERT: learned absolute positions, two token types, post-LN layers, GELU feed-forward."""
 
 from ..config import BertConfig, ConfigError
-from . import Family, refuse_decoders
+from .base import Family, refuse_decoders
 
 
 def read_config(d: dict) -> BertConfig:

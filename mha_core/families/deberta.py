@@ -3,7 +3,8 @@ attention (mha_core.disentangled) with log-bucketed relative positions shared by
 the embeddings zero padded tokens; query/key/value named *_proj; eps from config (1e-7)."""
 
 from ..config import BertConfig, ConfigError
-from . import Family, bert, refuse_decoders
+from . import bert
+from .base import Family, refuse_decoders
 
 
 def read_config(d: dict) -> BertConfig:

@@ -2,7 +2,7 @@
 1e-12, q_lin/k_lin/v_lin/out_lin; sinusoidal positions are stored as weights, so they load."""
 
 from ..config import BertConfig
-from . import Family, refuse_decoders
+from .base import Family, refuse_decoders
 
 EPS = 1e-12  # fixed in transformers' code, whatever config.json says
 

@@ -3,7 +3,8 @@ hidden_size when narrower; two heads: the discriminator's replaced-token logit a
 generator's masked-LM head (of width embedding_size)."""
 
 from ..config import BertConfig
-from . import Family, bert
+from . import bert
+from .base import Family
 
 
 def read_config(d: dict) -> BertConfig:

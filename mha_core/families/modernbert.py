@@ -3,7 +3,7 @@ with a band of half-width local_attention // 2 between global ones, GeGLU feed-f
 final norm; no position or type embeddings; fused Wqkv."""
 
 from ..config import BertConfig
-from . import Family, refuse_decoders
+from .base import Family, refuse_decoders
 
 
 def read_config(d: dict) -> BertConfig:

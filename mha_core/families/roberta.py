@@ -3,7 +3,8 @@ pad + 1 over real tokens; one token-type row added to every token; a pair is rea
 </s></s> without segment embeddings; its own masked-LM head names."""
 
 from ..config import BertConfig
-from . import Family, bert, refuse_decoders
+from . import bert
+from .base import Family, refuse_decoders
 
 
 def read_config(d: dict) -> BertConfig:

@@ -177,3 +177,12 @@ def test_the_copy_link_box_drops_the_parameters_of_the_page_left(bundled):
     students = at.code[0].value
     assert students.startswith("./about?") and "layer" not in students
     assert "layer" not in at.query_params
+
+
+def test_a_bad_setting_is_said_in_the_sidebar(monkeypatch):
+    """An operator's bad HEADSCOPE_* value keeps its default and is named on the page."""
+    monkeypatch.setenv("HEADSCOPE_CACHE_TTL", "-1")
+    at = open_app("explorer")
+    survives(at)
+    said = [w.value for w in at.sidebar.warning]
+    assert any("HEADSCOPE_CACHE_TTL='-1' is not a positive whole number" in w for w in said)

@@ -10,6 +10,7 @@ import torch
 from safetensors.torch import load_file, save_file
 
 from mha_core.config import BertConfig, ConfigError
+from mha_core.families import read_config
 from mha_core.loading import CheckpointError, load_checkpoint
 from testkit.families import build_tiny_family, hf_outputs, specs
 
@@ -122,7 +123,7 @@ def test_unsupported_model_type_lists_the_supported_ones(saved, tmp_path):
                                               "distilbert, electra, albert, deberta-v2"):
         load_checkpoint(tmp_path)
     with pytest.raises(ConfigError, match="share_att_key"):
-        BertConfig.from_dict({"model_type": "deberta-v2", "relative_attention": True,
+        read_config({"model_type": "deberta-v2", "relative_attention": True,
                               "share_att_key": False})
 
 

@@ -3,6 +3,7 @@ import json
 import pytest
 
 from mha_core.config import BertConfig, ConfigError
+from mha_core.families import read_config, read_config_file
 
 
 def test_defaults_are_bert_base():
@@ -25,16 +26,16 @@ def test_frozen():
 ])
 def test_rejections_name_the_field(d, msg):
     with pytest.raises(ConfigError, match=msg):
-        BertConfig.from_dict(d)
+        read_config(d)
 
 
 def test_unknown_fields_are_ignored_and_file_errors_are_clear(tmp_path):
-    c = BertConfig.from_dict({"hidden_size": 64, "num_attention_heads": 4, "use_cache": True})
+    c = read_config({"hidden_size": 64, "num_attention_heads": 4, "use_cache": True})
     assert c.head_dim == 16
     bad = tmp_path / "config.json"
     bad.write_text("{not json")
     with pytest.raises(ConfigError, match="cannot read"):
-        BertConfig.from_json_file(bad)
+        read_config_file(bad)
     bad.write_text(json.dumps([1, 2]))
     with pytest.raises(ConfigError, match="JSON object"):
-        BertConfig.from_json_file(bad)
+        read_config_file(bad)

@@ -19,9 +19,9 @@ def keep_torch_threads():
 @pytest.mark.parametrize("env, expected", [(None, 1), ("2", 2), ("0", 1), ("many", 1)])
 def test_threads_from_env(monkeypatch, env, expected):
     if env is None:
-        monkeypatch.delenv(threads.ENV, raising=False)
+        monkeypatch.delenv("HEADSCOPE_TORCH_THREADS", raising=False)
     else:
-        monkeypatch.setenv(threads.ENV, env)
+        monkeypatch.setenv("HEADSCOPE_TORCH_THREADS", env)
     assert threads.limit() == expected
     assert torch.get_num_threads() == expected
     seen = []
