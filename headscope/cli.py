@@ -111,8 +111,9 @@ COMMANDS = {
 
 def take_device(args: list[str]) -> list[str]:
     """`--device X` (or --device=X) for the app's commands: set as HEADSCOPE_DEVICE, which the
-    app and its workers read (ui/models.py), and taken out of Streamlit's arguments. A bad value
-    is the model's load error on the page, naming the accepted values."""
+    app and its workers read (headscope.settings), and taken out of Streamlit's arguments. A word
+    that names no device is a settings message; a device this machine lacks is the model's load
+    error on the page."""
     out, rest = [], iter(args)
     for a in rest:
         if a == "--device":

@@ -6,9 +6,9 @@
 A bad value never raises: the setting keeps its default and `settings().problems` holds one
 message per bad variable, naming it and the values it accepts (the app's sidebar and the
 commands show them). The environment is read again only when a HEADSCOPE_* variable changed, so
-a test or an operator's wrapper that sets one before the next call is seen. The table of
-variables is docs/deploying.md's; `TABLE` below is its source. No import of ours: the app layer,
-the commands and deploy/serve_many.py all read it.
+a test or an operator's wrapper that sets one before the next call is seen. The variables are
+tabled in docs/deploying.md. No import of ours: the app layer, the commands and
+deploy/serve_many.py all read it.
 """
 
 import os

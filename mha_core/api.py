@@ -170,6 +170,13 @@ class Bert:
         return {"input_ids": ids.to(self.device), "token_type_ids": types.to(self.device),
                 "attention_mask": mask.to(self.device)}
 
+    def one_input(self, enc: Encoded, head_mask=None) -> dict:
+        """One Encoded as the model's keyword arguments on its device (a batch of one), with a
+        checked (L, H) head mask or None."""
+        return {"input_ids": enc.input_ids[None].to(self.device),
+                "token_type_ids": enc.token_type_ids[None].to(self.device),
+                "head_mask": None if head_mask is None else head_mask.to(self.device)}
+
     def run_with_cache(self, text, text_pair=None, head_mask=None, names=None, layers=None,
                        hooks=None, max_length: int | None = None):
         """One text (or an Encoded) through the encoder with the named values recorded
@@ -181,10 +188,8 @@ class Bert:
         names = None if names is None else set(names) | {"single_head"}
         with torch.no_grad():
             out, cache = self.model.run_with_cache(
-                enc.input_ids[None].to(self.device),
-                token_type_ids=enc.token_type_ids[None].to(self.device),
-                head_mask=None if head_mask is None else head_mask.to(self.device),
-                names=names, layers=layers, hooks=hooks, everywhere=("single_head",))
+                **self.one_input(enc, head_mask), names=names, layers=layers, hooks=hooks,
+                everywhere=("single_head",))
         res = self._result(enc, to_host(torch.stack(out.attentions)[:, 0]),  # (L, H, T, T)
                            to_host(cache["single_head"][:, 0]),  # (L, T, T)
                            to_host(torch.stack(out.hidden_states)[:, 0]), head_mask)
@@ -200,12 +205,9 @@ class Bert:
             enc, head_mask = source.encoded, source.head_mask
         else:
             enc, head_mask = source, None
-        head_mask = self.check_head_mask(head_mask)
         _, cache = self.model.run_with_cache(
-            enc.input_ids[None].to(self.device),
-            token_type_ids=enc.token_type_ids[None].to(self.device),
-            head_mask=None if head_mask is None else head_mask.to(self.device),
-            names=names, layers=layers, output_attentions=False,
+            **self.one_input(enc, self.check_head_mask(head_mask)), names=names, layers=layers,
+            output_attentions=False,
             n_layers=None if layers is None else max(layers) + 1)
         return cache
 
@@ -258,10 +260,7 @@ class Bert:
     def mask_probabilities(self, enc: Encoded, head_mask=None) -> torch.Tensor:
         """The masked-LM head's probabilities at every [MASK] of enc, in order: (M, V)."""
         self.require_mlm_head()
-        head_mask = self.check_head_mask(head_mask)
-        out = self.model(enc.input_ids[None].to(self.device),
-                         token_type_ids=enc.token_type_ids[None].to(self.device),
-                         head_mask=None if head_mask is None else head_mask.to(self.device),
+        out = self.model(**self.one_input(enc, self.check_head_mask(head_mask)),
                          output_attentions=False)
         hidden = out.last_hidden_state[0, list(enc.masks)]  # (M, D)
         return self.model.mlm_logits(hidden).softmax(dim=-1).cpu()  # (M, V)
@@ -273,9 +272,7 @@ class Bert:
         if self.model.replaced is None:
             raise ValueError(f"{self.name} has no replaced-token head (ELECTRA's "
                              f"discriminator_predictions.*)")
-        out = self.model(enc.input_ids[None].to(self.device),
-                         token_type_ids=enc.token_type_ids[None].to(self.device),
-                         output_attentions=False)
+        out = self.model(**self.one_input(enc), output_attentions=False)
         return self.model.replaced_logits(out.last_hidden_state[0]).sigmoid().cpu()  # (T,)
 
     def fill_mask(self, text: str, top_k: int = 5, text_pair: str | None = None,

@@ -90,10 +90,6 @@ class EncoderLayer(nn.Module):
         self.ffn_norm = layer_norm(cfg)
         self.act = ACT_FNS[cfg.hidden_act]
 
-    def attention_input(self, x):
-        """What the attention module reads from this layer's input x (B, T, D)."""
-        return self.attn_norm(x) if self.pre_norm else x
-
     def feed_forward(self, x, tap=None):
         h = self.ffn_in(x)  # (B, T, F) or (B, T, 2F)
         if self.glu:
@@ -138,8 +134,9 @@ class BertModel(nn.Module):
     """The encoder of any supported family; with mlm_head=True also the masked-LM head
     (mlm_logits), with replaced_head=True ELECTRA's replaced-token head (replaced_logits).
 
-    Per-layer API: model.layer(i) is the module run as layer i (ALBERT: shared weights), its
-    .attn is callable on that layer's attention input, layer.attention_input(hidden_states[i]).
+    Per-layer API: model.layer(i) is the module run as layer i (ALBERT: shared weights); what
+    its .attn read and wrote in a run is the forward cache's "attn_in" and "attn_out"
+    (run_with_cache, mha_core.hooks).
     """
 
     def __init__(self, cfg: BertConfig, mlm_head=False, replaced_head=False):
@@ -245,10 +242,3 @@ class BertModel(nn.Module):
         tap = Tap(names, hooks, layers, everywhere)
         out = self(input_ids, attention_mask, head_mask, tap=tap, **kw)
         return out, ForwardCache(tap.cache)
-
-    def single_heads(self, hidden_states, attention_mask=None):
-        """Each layer's summed head, from that layer's own input: (L, B, T, T). (The forward's
-        hook point "single_head" gives the same from the run itself.)"""
-        mask = self.mask(attention_mask, hidden_states[0].dtype)
-        return torch.stack([self.layer(i).attn.single_head(self.layer(i).attention_input(h), mask)
-                            for i, h in zip(range(self.config.num_hidden_layers), hidden_states)])

@@ -108,7 +108,7 @@ class DisentangledAttention(MultiHeadSelfAttention):
             pq = split_heads(self.query(R)[None], H)  # (1, H, N, K)
             p2c = pq @ k.transpose(-2, -1)  # (B, H, N, T): each distance row against key j
             terms.append(("score_p2c", p2c.gather(-2, rows).div_(scale)))  # [i, j] = p2c[r, j]
-        if tap is None or not any(tap.wants(name) for name, _ in terms + [("score_c2c", 0)]):
+        if tap is None or not any(tap.wants(n) for n in ("score_c2c", "score_c2p", "score_p2c")):
             pos = None  # nothing reads the terms: divided and summed in place
             for _, term in terms:
                 pos = term if pos is None else pos.add_(term)

@@ -92,8 +92,7 @@ class Tap:
 
     def wants(self, name: str) -> bool:
         """Whether anything reads this value in the current layer: compute it only then."""
-        return (name in self.names and self._recorded(name)) or name in self.hooks or (
-            (name, self.layer) in self.hooks)
+        return (name in self.names and self._recorded(name)) or self.hooked(name)
 
     def _recorded(self, name: str) -> bool:
         return (self.layers is None or self.layer is None or self.layer in self.layers

@@ -130,6 +130,24 @@ def save_tiny_family(name: str, path: Path, seed: int = 0, tokenizer: bool = Tru
     return path
 
 
+def padded_batch(cfg, T=20):
+    """Two rows of T random ids for a config (ours), the second padded after 14 tokens; a pair
+    (types 1 from token 10) where the family has segment embeddings: (ids, mask, types or
+    None)."""
+    import torch
+
+    g = torch.Generator().manual_seed(1)
+    ids = torch.randint(3, cfg.vocab_size, (2, T), generator=g)  # (B, T)
+    mask = torch.ones_like(ids)
+    mask[1, 14:] = 0
+    ids[1, 14:] = cfg.pad_token_id
+    types = None
+    if cfg.type_vocab_size >= 2:
+        types = torch.zeros_like(ids)
+        types[:, 10:] = 1
+    return ids, mask, types
+
+
 def hf_outputs(model, ids, mask=None, types=None):
     """transformers' eager forward: (hidden_states tuple, attentions tuple, logits)."""
     import torch

@@ -155,14 +155,9 @@ def _attend_arrays(name: str, text: str, text_pair: str | None = None):
     """bert.attend's result with numpy arrays in place of its torch tensors: st.cache_data
     unpickles a result on every read, and numpy arrays unpickle in about half the time of
     torch tensors (no storage machinery per tensor)."""
-    from . import budget  # here: ui.budget imports this module
-
     bert = bert_or_raise(name)
-    if not budget.is_long(bert, text, text_pair):
+    with long_here(bert, text, text_pair, "Running the model on this long text"):
         res = bert.attend(text, text_pair)
-    else:
-        with budget.heavy_here("Running the model on this long text"):  # one at a time (memory)
-            res = bert.attend(text, text_pair)
     return _swap(res, lambda t: t.numpy())
 
 

@@ -9,10 +9,10 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from mha_core.config import BertConfig, ConfigError
+from mha_core.config import ConfigError
 from mha_core.families import read_config
 from mha_core.loading import CheckpointError, load_checkpoint
-from testkit.families import build_tiny_family, hf_outputs, specs
+from testkit.families import build_tiny_family, hf_outputs, padded_batch, specs
 
 FAMILIES = list(specs())
 
@@ -29,26 +29,11 @@ def saved(tmp_path_factory):
     return out
 
 
-def batch(cfg: BertConfig, T=20):
-    """Two rows of T ids, the second padded after 14 tokens; a pair (types 1 from token 10)
-    where the family has segment embeddings."""
-    g = torch.Generator().manual_seed(1)
-    ids = torch.randint(3, cfg.vocab_size, (2, T), generator=g)  # (B, T)
-    mask = torch.ones_like(ids)
-    mask[1, 14:] = 0
-    ids[1, 14:] = cfg.pad_token_id
-    types = None
-    if cfg.type_vocab_size >= 2:
-        types = torch.zeros_like(ids)
-        types[:, 10:] = 1
-    return ids, mask, types
-
-
 @pytest.mark.parametrize("name", FAMILIES)
 def test_maps_hidden_states_and_heads_equal_transformers(saved, name):
     hf, d = saved[name]
     cfg, ours = load_checkpoint(d)
-    ids, mask, types = batch(cfg)
+    ids, mask, types = padded_batch(cfg)
     assert ids.size(1) > max(cfg.position_buckets, 2 * cfg.local_window)  # the edges are hit
     hs, att, logits = hf_outputs(hf, ids, mask, types)
     with torch.no_grad():
@@ -100,7 +85,7 @@ def test_prefixed_keys_gamma_beta_and_a_task_head_beside_them(saved, name, tmp_p
     cfg, ours = load_checkpoint(tmp_path)
     _, ref = load_checkpoint(d)
     assert ours.mlm is None and ref.mlm is not None
-    ids, mask, types = batch(cfg)
+    ids, mask, types = padded_batch(cfg)
     with torch.no_grad():
         a = ours(ids, mask, token_type_ids=types).hidden_states[-1]
         b = ref(ids, mask, token_type_ids=types).hidden_states[-1]
@@ -136,7 +121,7 @@ def test_modernbert_tables_built_once_serve_inference_and_gradient_forwards(save
     hf, d = saved["modernbert"]
     cfg, ours = load_checkpoint(d)
     rotary.cache_clear(), band_mask.cache_clear()
-    ids, mask, _ = batch(cfg, T=23)
+    ids, mask, _ = padded_batch(cfg, T=23)
     with torch.no_grad():
         ref = hf(ids, attention_mask=mask, output_attentions=True).attentions
     with torch.inference_mode():
@@ -162,7 +147,7 @@ def test_deberta_positions_built_once_serve_inference_and_gradient_forwards(save
     hf, d = saved["deberta"]
     cfg, ours = load_checkpoint(d)
     relative_rows.cache_clear()
-    ids, mask, _ = batch(cfg, T=23)
+    ids, mask, _ = padded_batch(cfg, T=23)
     S = cfg.position_buckets
     with torch.no_grad():
         ref = hf(ids, attention_mask=mask, output_attentions=True).attentions

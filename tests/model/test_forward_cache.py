@@ -14,7 +14,7 @@ from transformers.models.modernbert.modeling_modernbert import apply_rotary_pos_
 
 from mha_core.hooks import NAMES, HookError, replace_attention
 from mha_core.loading import load_checkpoint
-from testkit.families import build_tiny_family, specs
+from testkit.families import build_tiny_family, padded_batch, specs
 
 FAMILIES = list(specs())
 TOL = dict(atol=1e-5, rtol=0)
@@ -37,21 +37,6 @@ def saved(tmp_path_factory):
         hf.save_pretrained(str(d), safe_serialization=True)
         out[name] = (hf, *load_checkpoint(d))
     return out
-
-
-def batch(cfg, T=20):
-    """Two rows, the second padded after 14 tokens; a pair (types 1 from token 10) where the
-    family has segment embeddings."""
-    g = torch.Generator().manual_seed(1)
-    ids = torch.randint(3, cfg.vocab_size, (2, T), generator=g)  # (B, T)
-    mask = torch.ones_like(ids)
-    mask[1, 14:] = 0
-    ids[1, 14:] = cfg.pad_token_id
-    types = None
-    if cfg.type_vocab_size >= 2:
-        types = torch.zeros_like(ids)
-        types[:, 10:] = 1
-    return ids, mask, types
 
 
 def reference_points(hf, name):
@@ -136,7 +121,7 @@ def merged(x):
 @pytest.mark.parametrize("name", FAMILIES)
 def test_every_cached_value_equals_transformers_modules(saved, name):
     hf, cfg, ours = saved[name]
-    ids, mask, types = batch(cfg)
+    ids, mask, types = padded_batch(cfg)
     theirs, attentions = captured(hf, name, ids, mask, types)
     with torch.no_grad():
         out, cache = ours.run_with_cache(ids, mask, token_type_ids=types,
@@ -194,7 +179,7 @@ def test_every_cached_value_equals_transformers_modules(saved, name):
 @pytest.mark.parametrize("name", ["bert", "albert", "deberta", "modernbert"])
 def test_a_hook_replaces_a_value_and_the_run_goes_on_from_it(saved, name):
     hf, cfg, ours = saved[name]
-    ids, mask, types = batch(cfg)
+    ids, mask, types = padded_batch(cfg)
     L = cfg.num_hidden_layers
     with torch.no_grad():
         base, cache = ours.run_with_cache(ids, mask, token_type_ids=types,
@@ -229,7 +214,7 @@ def test_a_hook_replaces_a_value_and_the_run_goes_on_from_it(saved, name):
 
 def test_hook_names_and_shapes_are_checked(saved):
     _, cfg, ours = saved["bert"]
-    ids, mask, _ = batch(cfg)
+    ids, mask, _ = padded_batch(cfg)
     with pytest.raises(HookError, match="no hook point named 'zz'"):
         ours.run_with_cache(ids, mask, names=("zz",))
     with pytest.raises(HookError, match="shape"):
@@ -238,7 +223,7 @@ def test_hook_names_and_shapes_are_checked(saved):
 
 def test_only_the_layers_asked_for_are_kept(saved):
     _, cfg, ours = saved["albert"]
-    ids, mask, _ = batch(cfg)
+    ids, mask, _ = padded_batch(cfg)
     with torch.no_grad():
         _, cache = ours.run_with_cache(ids, mask, names=("q", "single_head"), layers=[5],
                                        everywhere=("single_head",))
@@ -250,7 +235,7 @@ def test_hooks_without_a_padding_mask_and_in_place(saved):
     """ModernBERT's local layers with no attention mask at all (the band alone), a hook that
     writes into the mask it is given, a hook that edits the heads' shares in place."""
     _, cfg, ours = saved["modernbert"]
-    ids, _, _ = batch(cfg)
+    ids, _, _ = padded_batch(cfg)
     L = cfg.num_hidden_layers
     with torch.no_grad():
         base, cache = ours.run_with_cache(ids, names=("mask", "head_out"))
@@ -278,7 +263,7 @@ def test_hooks_without_a_padding_mask_and_in_place(saved):
 
 def test_a_hook_that_would_never_run_is_refused(saved):
     _, cfg, ours = saved["bert"]
-    ids, mask, _ = batch(cfg)
+    ids, mask, _ = padded_batch(cfg)
     for key in (("z", 99), ("embed", 0)):
         with pytest.raises(HookError, match="would never run"):
             ours(ids, mask, hooks={key: lambda v, i: v})
