@@ -11,9 +11,12 @@ COPY requirements.txt .
 ARG PIP_EXTRA_INDEX_URL=""
 RUN pip install -r requirements.txt
 COPY . .
+# headscope itself (no dependencies: above), so that Streamlit finds the attention component's
+# served files through the package's manifest
+RUN pip install --no-deps .
 RUN useradd --create-home headscope
 USER headscope
 EXPOSE 8501
 HEALTHCHECK CMD python -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health')"
-# serve.py is `streamlit run app.py` with the bundled model loading while the server starts
-CMD ["python", "serve.py", "--server.port=8501", "--server.address=0.0.0.0"]
+# `headscope run`: the app, with the bundled model loading while the server starts
+CMD ["headscope", "run", "--server.port=8501", "--server.address=0.0.0.0"]

@@ -10,22 +10,27 @@ PY := $(VENV)/bin/python
 PORT ?= 8501
 WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: run serve test test-fast lint bench clean requirements
+.PHONY: run serve test test-fast lint bench clean requirements component
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); echo "venv failed: install python3-venv"; exit 1; }
 
-# Reinstall only when a requirements file changed.
-$(VENV)/.runtime: requirements.txt | $(PY)
+# Reinstall only when a requirements file changed. headscope itself is installed editable (its
+# files stay these), so that Streamlit finds the attention component's manifest
+# (headscope/pyproject.toml) and serves its files.
+EDITABLE := $(PY) -m pip install -q --no-deps --no-build-isolation -e .
+$(VENV)/.runtime: requirements.txt pyproject.toml | $(PY)
 	$(PY) -m pip install -q -r requirements.txt
+	$(EDITABLE)
 	touch $@
 
-$(VENV)/.dev: requirements.txt requirements-dev.txt | $(PY)
+$(VENV)/.dev: requirements.txt requirements-dev.txt pyproject.toml | $(PY)
 	$(PY) -m pip install -q -r requirements.txt -r requirements-dev.txt
+	$(EDITABLE)
 	touch $(VENV)/.runtime $@
 
 run: $(VENV)/.runtime
-	HF_HUB_OFFLINE=1 $(PY) serve.py --server.port $(PORT)
+	HF_HUB_OFFLINE=1 $(PY) app.py --server.port $(PORT)
 
 # WORKERS app processes (each warmed like `make run`) behind nginx on PORT, sticky sessions;
 # Ctrl+C stops them all. Needs nginx (Debian: apt-get install nginx). See deploy/.
@@ -54,6 +59,11 @@ test-fast: $(VENV)/.dev lint
 # fails when they differ). The app itself also installs as a package: pip install . (headscope run).
 requirements:
 	$(PYTHON) -m testkit.requirements
+
+# The attention component's served files (headscope/ui/attention/served/), after a change to its
+# .js or .css files
+component: $(VENV)/.runtime
+	$(PY) -c "from headscope.ui.attention import bundle; print(bundle.write_served())"
 
 bench: $(VENV)/.dev
 	HF_HUB_OFFLINE=1 $(PY) bench/core_vs_transformers.py

@@ -1,59 +1,17 @@
-"""headscope: what every attention head of a real BERT looks at.
+"""Start headscope from the checkout, without installing it: `python app.py [streamlit options]`
+is `headscope run` (`make run` calls it). The app's Streamlit script is headscope/frame/app.py;
+`streamlit run app.py` gets a note that says so."""
 
-The frame: page config, navigation over pages/, the sidebar every page shares, and the link
-(query parameters) that restores a view. The pages declare their own widgets and link
-parameters (ui.page.Page); nothing here lists them.
-"""
+import sys
 
-import streamlit as st
+from streamlit import runtime
 
-from ui import budget, link, page, sidebar, start_card, style, threads
-from ui.presentation import presenting
-from ui.st_internals import batch_script_events, leave_legacy_pages_mode
+if runtime.exists():  # run by `streamlit run app.py`: this file is not the app's script
+    import streamlit as st
 
-leave_legacy_pages_mode()
-budget.cap_uploads()  # once per process, on the server's upload manager
-batch_script_events()  # once per process: a run's elements go to the browser together
-budget.slot_script_runs()  # once per process: one script run at a time (others queue)
-threads.limit()  # one torch thread per process: the sessions share the cores
-st.set_page_config(page_title="headscope", page_icon=style.FAVICON, layout="wide")
-
-link_notes = link.read_query_params()  # first run of a session only: the shared link
-start_card.first_run()  # a session opened without a link to a view gets the start card
-st.html(style.PAGE_CSS)  # constant CSS, no user text
-if presenting():
-    st.html(style.PRESENT_CSS)
-
-pages = [
-    # Material icons (bundled with Streamlit): emoji render as boxes without an emoji font
-    st.Page("pages/explorer.py", title="Explorer", icon=":material/grid_view:", default=True),
-    st.Page("pages/head_view.py", title="Head view", icon=":material/share:"),
-    st.Page("pages/inside_mha.py", title="Inside MHA", icon=":material/calculate:"),
-    st.Page("pages/training_lab.py", title="Training lab", icon=":material/model_training:"),
-    st.Page("pages/all_heads.py", title="All heads", icon=":material/apps:"),
-    st.Page("pages/head_lab.py", title="Head lab", icon=":material/tune:"),
-    st.Page("pages/two_readings.py", title="Two readings", icon=":material/compare_arrows:"),
-    st.Page("pages/corpus_search.py", title="Corpus search", icon=":material/manage_search:"),
-    st.Page("pages/what_heads_learn.py", title="What heads learn", icon=":material/account_tree:"),
-    st.Page("pages/glossary.py", title="Glossary", icon=":material/menu_book:"),
-    st.Page("pages/about.py", title="About", icon=":material/info:"),
-]
-current = st.navigation(pages, position="top" if presenting() else "sidebar")
-link.claim_pending(current.url_path)  # the link's page values are for the page it opened
-page.keep_widgets()  # a page's settings survive a visit to another page
-# The Explorer runs as a fragment (ui.page.run_as_fragment): a layer, head or focus change
-# reruns the page alone, and the page draws the copy-link box, which follows its link
-alone = current.url_path == ""
-# The Training lab trains its own small models and About shows text: neither waits for the
-# BERT checkpoint
-sidebar.sidebar(needs_model=current.url_path not in ("training_lab", "about", "glossary"),
-                page_path=current.url_path, own_sentences=current.url_path == "two_readings",
-                box_by_page=alone)
-link.sync_link()
-for note in link_notes:
-    st.warning(note, icon=style.ICON_LINK)
-start_card.start_card(current.url_path)
-if alone:
-    page.run_as_fragment(current)
+    st.info("Start headscope with `python app.py` (or `make run`, or `headscope run` once "
+            "installed): the app's own script is headscope/frame/app.py.")
 else:
-    current.run()
+    from headscope.cli import run
+
+    sys.exit(run(sys.argv[1:]))

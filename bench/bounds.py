@@ -97,8 +97,8 @@ def run_action(name: str, bert, quick: bool) -> dict:
         got = tbk.read_conllu(data.encode(), tbk.MAX_UPLOAD_WORDS, tbk.MAX_UPLOAD_SENTENCES)
         return dict(detail=f"{len(data.encode()) / 2**20:.1f} MB, {len(got):,} sentences read")
     if name == "treebank_scoring":  # the app scores at most 3,000 sentences
+        from headscope.ui.treebanks import MAX_SENTENCES
         from mha_core.syntax import score_treebank
-        from ui.treebanks import MAX_SENTENCES
 
         sample = tbk.read_treebank(tbk.DEFAULT_TREEBANK)
         n = 300 if quick else MAX_SENTENCES
@@ -115,7 +115,7 @@ def run_action(name: str, bert, quick: bool) -> dict:
     if name.startswith("attend_512"):  # the 1.5 GB transient: hostile links
         import pickle
 
-        from ui.budget import heavy
+        from headscope.ui.budget import heavy
 
         def one(i, out):  # a 512-token text through st.cache_data: run, pickle, copy back
             with heavy() if name.endswith("slot") else contextlib.nullcontext():  # as the app

@@ -59,8 +59,8 @@ def main():
     )
 
     reconfigure_global_cache_budget_from_config()  # what `streamlit run` does at start-up
+    from headscope.ui import models
     from testkit.apptest import open_app
-    from ui import models
 
     budget = config.get_option("server.maxCacheDataSize")
     print(f"st.cache_data budget (server.maxCacheDataSize): {budget}; per function: "

@@ -53,6 +53,7 @@ from bench.measure import (  # noqa: E402
     peak_rss_mb,
     percentile,
 )
+from headscope.ui.presets import DEFAULT_TEXT  # noqa: E402
 from testkit.browser import CHROMIUM, CHROMIUM_ARGS, HOST, MAPS_DRAWN  # noqa: E402
 from testkit.proxy import (  # noqa: E402
     NGINX,
@@ -62,7 +63,6 @@ from testkit.proxy import (  # noqa: E402
     upstream_of_handshake,
     worker_of,
 )
-from ui.presets import DEFAULT_TEXT  # noqa: E402
 
 MORE = [
     "The teacher explained attention with a diagram on the board.",

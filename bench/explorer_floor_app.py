@@ -2,9 +2,9 @@
 page but the sentence box and the four maps. A benchmark's app, not a page of headscope.
 
 The same sidebar text area (Ctrl+Enter applies it), the same cached computations
-(ui.explorer_views, ui.models: the forward pass on a new sentence), the same maps through the
-same payload functions (without the page's extras: entropies in the titles, click targets,
-download names) and the same attention component under the same keys (ex_grid,
+(headscope.ui.explorer_views, headscope.ui.models: the forward pass on a new sentence), the same
+maps through the same payload functions (without the page's extras: entropies in the titles, click
+targets, download names) and the same attention component under the same keys (ex_grid,
 ex_focus_grid, ex_big, ex_focus_bars) as pages/explorer.py, in the same two rows of columns;
 no frame (navigation, copy-link box, start card, CSS, link), no controls, captions, downloads
 or masked-word section. So
@@ -29,10 +29,10 @@ import streamlit as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ui import figures, models, style  # noqa: E402
-from ui.attention import attention, bars_payload, focus_payload, grid_payload  # noqa: E402
-from ui.explorer_views import focus_view, layer_view  # noqa: E402
-from ui.layers import default_layer  # noqa: E402
+from headscope.ui import figures, models, style  # noqa: E402
+from headscope.ui.attention import attention, bars_payload, focus_payload, grid_payload  # noqa: E402
+from headscope.ui.explorer_views import focus_view, layer_view  # noqa: E402
+from headscope.ui.layers import default_layer  # noqa: E402
 
 PARTS = set(os.environ.get("HEADSCOPE_FLOOR_PARTS", "").split(","))
 NAME = models.BUNDLED

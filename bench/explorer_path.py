@@ -87,7 +87,8 @@ RECORDER = """(() => {
   }).observe(document, {attributes: true, subtree: true, attributeFilter: ['data-drawn']});
 })();"""
 
-# the decode + draw time each view of the component puts on its host (ui/attention/main.js)
+# the decode + draw time each view of the component puts on its host
+# (headscope/ui/attention/main.js)
 DRAW_MS = """() => ['ex_grid', 'ex_focus_grid', 'ex_big', 'ex_focus_bars'].reduce((sum, k) =>
   sum + parseFloat(document.querySelector(`.st-key-${k} [data-drawn]`)?.dataset.drawMs || 0), 0)"""
 RESET = "() => { const T = window.__hs; for (const k in T) T[k].length = 0; }"

@@ -1,7 +1,7 @@
 """The Explorer's work for one new sentence, piece by piece, outside Streamlit: the forward
 pass, the views, the focus grid, the default-head rule, the payloads and the two plotly
 figures, each timed (median of --n sentences after 3 warm-up ones) with torch's intra-op
-threads set to --threads (the app sets 1: ui/threads.py).
+threads set to --threads (the app sets 1: headscope/ui/threads.py).
 
     .venv/bin/python bench/explorer_pieces.py [--threads 1] [--n 15]
 """
@@ -27,10 +27,10 @@ def main():
     import torch
 
     import mha_core
+    from headscope.ui import figures, masked_words
+    from headscope.ui.attention import focus_payload, grid_payload
     from mha_core.metrics import token_kinds, word_focus
     from mha_core.views import explorer_view, focus_targets
-    from ui import figures, masked_words
-    from ui.attention import focus_payload, grid_payload
 
     torch.set_num_threads(args.threads)
     bert = mha_core.load_bert()

@@ -85,7 +85,7 @@ def main():
     from playwright.sync_api import sync_playwright
 
     import mha_core
-    from ui.presets import DEFAULT_TEXT
+    from headscope.ui.presets import DEFAULT_TEXT
 
     bert = mha_core.load_bert()  # the expected tokens only
     tokens, heads = bert.encode(DEFAULT_TEXT).tokens, bert.config.num_attention_heads

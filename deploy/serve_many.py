@@ -3,8 +3,8 @@
     .venv/bin/python deploy/serve_many.py [--workers N] [--port 8501] [--address 0.0.0.0]
                                           [--run-dir DIR] [--nginx PATH]
 
-1. Starts N app processes ("workers": serve.py, i.e. `streamlit run app.py` with the bundled
-   model loading meanwhile, as `make run` does), each on its own free port of 127.0.0.1.
+1. Starts N app processes ("workers": `headscope run`, with the bundled model loading
+   meanwhile, as `make run` does), each on its own free port of 127.0.0.1.
 2. Waits until every worker answers /_stcore/health (nginx's open-source build has only
    passive health checks, so nothing is sent to a worker before it is up).
 3. Fills deploy/nginx/headscope.conf.template in and starts Debian's nginx on the public port,
@@ -33,8 +33,13 @@ import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # headscope's settings, in a checkout as in site-packages
+# The repository, when this file is its deploy/ (an installed wheel carries it as
+# headscope/deploy, with headscope importable already)
+CHECKOUT = Path(__file__).resolve().parent.parent
+if not (CHECKOUT / "headscope" / "files.py").is_file():
+    CHECKOUT = None
+else:
+    sys.path.insert(0, str(CHECKOUT))
 from headscope.settings import settings  # noqa: E402
 
 TEMPLATE = Path(__file__).with_name("nginx") / "headscope.conf.template"
@@ -146,7 +151,7 @@ def die_with_us():
 def spawn(cmd, log_path: Path, env=None) -> subprocess.Popen:
     out = open(log_path, "a")  # a file, not a pipe: a full pipe would block the process
     # A session of its own: Ctrl+C reaches only this launcher, which stops the rest in order.
-    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+    return subprocess.Popen(cmd, cwd=CHECKOUT, env=env, stdout=out, stderr=subprocess.STDOUT,
                             start_new_session=True, preexec_fn=die_with_us)
 
 
@@ -172,7 +177,8 @@ class Worker:
 
     def start(self):
         self.started = time.monotonic()
-        self.proc = spawn([sys.executable, str(self.script), "--server.port", str(self.port),
+        script = ["-m", "headscope.worker"] if self.script is None else [str(self.script)]
+        self.proc = spawn([sys.executable, *script, "--server.port", str(self.port),
                            "--server.address", "127.0.0.1", "--server.headless", "true"],
                           self.log, self.env)
 
@@ -218,9 +224,9 @@ def main():
                     default=settings().upstream_header,
                     help="add X-Headscope-Upstream (which worker answered: internal addresses) "
                          "to every response; tests use it (default: off)")
-    ap.add_argument("--worker-script", default=str(ROOT / "serve.py"),
-                    help="what each worker runs with serve.py's arguments (benchmarks pass a "
-                         "timed version)")
+    ap.add_argument("--worker-script", type=Path,
+                    help="a script each worker runs instead of `headscope run`, with its "
+                         "arguments (benchmarks pass a timed version)")
     args = ap.parse_args()
     if args.workers < 1:
         sys.exit("headscope serve: --workers must be at least 1")
@@ -233,7 +239,7 @@ def main():
     # One secret for every worker, so a cookie Streamlit signs in one process (st.login's; the
     # app has no login today) is valid in the others, as behind any load balancer.
     env.setdefault("STREAMLIT_SERVER_COOKIE_SECRET", secrets.token_hex(32))
-    workers = [Worker(i, port, Path(args.worker_script), run, env)
+    workers = [Worker(i, port, args.worker_script, run, env)
                for i, port in enumerate(free_ports(args.workers))]
     nginx = None
 

@@ -6,8 +6,8 @@
     headscope export [...]                   the views as standalone HTML and figures
 
 Each subcommand passes its own arguments on (`headscope run --server.port 8600`); `headscope
-CMD --help` shows them. The app runs from wherever headscope is installed: app.py and pages/ lie
-beside the ui package, in a checkout as in site-packages.
+CMD --help` shows them. The app runs from wherever headscope is installed: its files are found by
+headscope/files.py, in a checkout as in an installed wheel.
 """
 
 import argparse
@@ -19,15 +19,13 @@ import tomllib
 import traceback
 from pathlib import Path
 
-# app.py, pages/, deploy/ and .streamlit/ lie beside the packages: the repository in a checkout,
-# site-packages in an installed wheel
-ROOT = Path(__file__).resolve().parent.parent
-APP = ROOT / "app.py"
-SERVE_MANY = ROOT / "deploy" / "serve_many.py"
+from .files import CHECKOUT, DEPLOY, FRAME
+
+SERVE_MANY = DEPLOY / "serve_many.py"
 # The app's Streamlit settings (no file watcher, cache bound, no GC after each run): the
 # checkout's .streamlit/config.toml; an installed wheel carries a copy (Streamlit reads
 # .streamlit/ only from the current directory, which is wherever the user is)
-CONFIG = (ROOT / ".streamlit" / "config.toml", Path(__file__).with_name("streamlit.toml"))
+CONFIG = (CHECKOUT / ".streamlit" / "config.toml", Path(__file__).with_name("streamlit.toml"))
 
 
 def config_flags() -> list[str]:
@@ -45,7 +43,7 @@ def config_flags() -> list[str]:
 
 
 def _warm():
-    from ui import models
+    from headscope.ui import models
     try:
         models.warm_up()
     except Exception:  # the page shows a broken model's error when it asks for it
@@ -54,19 +52,19 @@ def _warm():
 
 
 def run(argv: list[str]) -> int:
-    """`streamlit run app.py` with the bundled model loading meanwhile: `streamlit run` runs
-    nothing until the first browser connects, so the first visitor would wait for torch,
+    """`streamlit run headscope/frame/app.py` with the bundled model loading meanwhile: `streamlit
+    run` runs nothing until the first browser connects, so the first visitor would wait for torch,
     transformers and the weights (about 3 s here, bench/fast_start.py)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the bundled model needs no network
     from streamlit.web import cli
 
     # imported before the thread: never two threads importing at once
-    from ui import budget, models, threads  # noqa: F401  (models: see _warm)
+    from headscope.ui import budget, models, threads  # noqa: F401  (models: see _warm)
 
-    budget.return_freed_memory()  # before the model's tensors (ui/budget.py)
-    threads.limit()  # before the warm-up's forward pass (app.py sets it too)
+    budget.return_freed_memory()  # before the model's tensors (headscope/ui/budget.py)
+    threads.limit()  # before the warm-up's forward pass (the frame sets it too)
     threading.Thread(target=_warm, name="headscope-warm-up", daemon=True).start()
-    sys.argv = ["streamlit", "run", str(APP), *config_flags(), *argv]
+    sys.argv = ["streamlit", "run", str(FRAME), *config_flags(), *argv]
     return cli.main()
 
 
@@ -75,8 +73,7 @@ def serve(argv: list[str]) -> int:
     if not SERVE_MANY.is_file():
         print(f"headscope serve: {SERVE_MANY} is missing; reinstall headscope", file=sys.stderr)
         return 1
-    worker = Path(__file__).with_name("worker.py")
-    sys.argv = [str(SERVE_MANY), "--worker-script", str(worker), *argv]
+    sys.argv = [str(SERVE_MANY), *argv]
     runpy.run_path(str(SERVE_MANY), run_name="__main__")
     return 0
 

@@ -4,8 +4,8 @@
     headscope export TEXT --view model -o m.html            # or --view heads --layer 4
     headscope export TEXT -o cat.npz                        # L x H x T x T (.npz .csv .json)
 
-The HTML holds the drawing core with the anywidget adapter (ui.attention.bundle) and a stand-in
-model, the data as base64 inside JSON: it opens from file:// with no network at all."""
+The HTML holds the drawing core with the anywidget adapter (headscope.ui.attention.bundle) and a
+stand-in model, the data as base64 inside JSON: it opens from file:// with no network at all."""
 
 import argparse
 import json
@@ -14,9 +14,9 @@ from pathlib import Path
 
 import numpy as np
 
+from headscope.ui import export as files
 from mha_core.api import add_device_argument
 from mha_core.loading import CheckpointError
-from ui import export as files
 
 from . import views
 
@@ -44,7 +44,7 @@ mod.default.render({{ model, el: document.getElementById("hs-view") }});
 def html(payload: dict) -> str:
     """One self-contained page for a payload (its arrays as base64). The JSON is written with
     "<", ">" and "&" escaped, so no token can close the script element."""
-    from ui.attention import bundle
+    from headscope.ui.attention import bundle
 
     data = json.dumps(dict(module=bundle.anywidget_js(), payload=payload), ensure_ascii=True)
     data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")

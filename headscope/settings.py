@@ -29,7 +29,6 @@ class Settings:
     torch_threads: int = 1  # HEADSCOPE_TORCH_THREADS
     run_slots: int = 1  # HEADSCOPE_RUN_SLOTS
     corpus_mb: int = 160  # HEADSCOPE_CORPUS_MB
-    upload_mb: int = 100  # HEADSCOPE_UPLOAD_MB
     conn_per_address: int = 1000  # HEADSCOPE_CONN_PER_ADDRESS (make serve's nginx)
     conn_per_browser: int = 30  # HEADSCOPE_CONN_PER_BROWSER
     frame_ancestors: str = "'self'"  # HEADSCOPE_FRAME_ANCESTORS

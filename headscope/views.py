@@ -1,5 +1,6 @@
 """What a notebook view or a standalone page shows: the caller's input read as one attention
-tensor with its tokens, and the attention component's payload (ui.attention.payload) for it.
+tensor with its tokens, and the attention component's payload (headscope.ui.attention.payload) for
+it.
 
 Inputs, as bertviz users know them or as headscope returns them:
     "a text"                        run through a model (the bundled one unless model= is given)
@@ -13,7 +14,7 @@ from functools import cache
 
 import numpy as np
 
-from ui.attention.payload import grid_payload, lines_payload
+from headscope.ui.attention.payload import grid_payload, lines_payload
 
 SPECIAL = {"[CLS]", "[SEP]", "[PAD]", "<s>", "</s>", "<pad>", "[MASK]", "<mask>"}
 

@@ -1,6 +1,6 @@
 """The attention views in a notebook (anywidget: JupyterLab, Notebook 7, VS Code, marimo),
 offline: the module is the Streamlit component's own drawing core with the anywidget adapter
-(ui.attention.bundle), the maps travel as binary buffers.
+(headscope.ui.attention.bundle), the maps travel as binary buffers.
 
     import headscope
     headscope.head_view("The cat sat on the mat.")            # the bundled model
@@ -13,7 +13,7 @@ import base64
 import anywidget
 import traitlets
 
-from ui.attention import bundle
+from headscope.ui.attention import bundle
 
 from . import views
 

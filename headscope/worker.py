@@ -1,5 +1,5 @@
-"""One app process of `headscope serve` (deploy/serve_many.py runs it with serve.py's arguments):
-`headscope run` with Streamlit's options."""
+"""One app process of `headscope serve`: deploy/serve_many.py runs `python -m headscope.worker`
+with Streamlit's options, i.e. `headscope run`."""
 
 import sys
 

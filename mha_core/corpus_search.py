@@ -8,8 +8,8 @@ the model in padded batches (attention_mask), sentences of similar length togeth
 per token, the unit-length hidden state and its top attention targets in every head of the
 layer. Searching is a matrix-vector product (in chunks) and numpy's argpartition.
 
-The index is stored compactly, since a worker holds several (ui/budget.py counts them): each
-vector as int8 with one float32 scale per row (a quarter of float32: 252k tokens x 384 are
+The index is stored compactly, since a worker holds several (headscope/ui/budget.py counts them):
+each vector as int8 with one float32 scale per row (a quarter of float32: 252k tokens x 384 are
 97 MB, not 387 MB), weights as float16, positions as int32. Nearest neighbours barely move:
 bench/corpus_search.py measures the recall@k kept against float32 (docs/limits.md).
 

@@ -2,9 +2,9 @@
 
 import streamlit as st
 
-from ui import docs
-from ui.page import Page
-from ui.presentation import presenting
+from headscope.ui import docs
+from headscope.ui.page import Page
+from headscope.ui.presentation import presenting
 
 PAGE = Page("ab")
 PAGE.start()

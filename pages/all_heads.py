@@ -4,16 +4,16 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from headscope.ui import figures as fg
+from headscope.ui import guards, link, models, sidebar, style
+from headscope.ui.models import shape
+from headscope.ui.page import Page
+from headscope.ui.presentation import plot, presenting
+from headscope.ui.presets import PRESETS
+from headscope.ui.words import plural
 from mha_core import metrics as mt
 from mha_core import patterns as pt
 from mha_core.rollout import rollout
-from ui import figures as fg
-from ui import guards, link, models, sidebar, style
-from ui.models import shape
-from ui.page import Page
-from ui.presentation import plot, presenting
-from ui.presets import PRESETS
-from ui.words import plural
 
 PAGE = Page("ah", keep=("ah_corpus_source", "ah_corpus_lines", "ah_corpus_on", "ah_norms"),
             link=("corpus", "lines", "profile"))

@@ -11,6 +11,12 @@ import zlib
 import pandas as pd
 import streamlit as st
 
+from headscope.ui import budget, guards, link, models, presets, sidebar, style
+from headscope.ui.labels import visible
+from headscope.ui.page import Page
+from headscope.ui.presentation import presenting, tucked
+from headscope.ui.presets import EXAMPLE_LINES
+from headscope.ui.words import plural, special_names
 from mha_core.corpus_search import (
     build_index,
     encode_lines,
@@ -19,12 +25,6 @@ from mha_core.corpus_search import (
     matches,
     search,
 )
-from ui import budget, guards, link, models, presets, sidebar, style
-from ui.labels import visible
-from ui.page import Page
-from ui.presentation import presenting, tucked
-from ui.presets import EXAMPLE_LINES
-from ui.words import plural, special_names
 
 PAGE = Page("cs", keep=("cs_source", "cs_lines"), link=("layer", "head"))
 pending = PAGE.start()
@@ -36,8 +36,8 @@ CONTEXT = 60  # characters of the line shown on each side of a match
 
 def corpus_index(name: str, bert, lines: list, layer: int):
     """The index of a corpus at one layer (0-based), shared by every session (its arrays are
-    read-only) and counted in the worker's budget (ui/budget.py); built with a progress bar,
-    in the worker's one indexing slot. Streamlit's Stop, a rerun or a closed tab end a build
+    read-only) and counted in the worker's budget (headscope/ui/budget.py); built with a progress
+    bar, in the worker's one indexing slot. Streamlit's Stop, a rerun or a closed tab end a build
     at the next batch. None, with a message, when it would not fit the budget."""
     lines_id = hashlib.sha256("\x1e".join(lines).encode("utf-8", "surrogatepass")).hexdigest()
     key, cache = (name, layer, lines_id), budget.corpus_indexes

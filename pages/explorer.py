@@ -1,6 +1,6 @@
 """Explorer: every head of one layer for any sentence, with the layer's summed head beside them.
 
-Widgets -> cached computation from mha_core -> figures from ui.figures.
+Widgets -> cached computation from mha_core -> figures from headscope.ui.figures.
 """
 
 import zlib
@@ -8,7 +8,8 @@ import zlib
 import numpy as np
 import streamlit as st
 
-from ui import (
+from headscope.files import page_file
+from headscope.ui import (
     captions,
     figures,
     guards,
@@ -22,16 +23,16 @@ from ui import (
     sidebar,
     style,
 )
-from ui.attention import attention, bars_payload, focus_payload, grid_payload
-from ui.attention.payload import WINDOW
-from ui.explorer_views import focus_view, layer_view
-from ui.export import attention_csv, attention_json
-from ui.labels import visible
-from ui.layers import default_layer
-from ui.page import Page
-from ui.presentation import PRESENT_WINDOW, presenting, tucked
-from ui.tensor_downloads import tensor_downloads
-from ui.words import special_names
+from headscope.ui.attention import attention, bars_payload, focus_payload, grid_payload
+from headscope.ui.attention.payload import WINDOW
+from headscope.ui.explorer_views import focus_view, layer_view
+from headscope.ui.export import attention_csv, attention_json
+from headscope.ui.labels import visible
+from headscope.ui.layers import default_layer
+from headscope.ui.page import Page
+from headscope.ui.presentation import PRESENT_WINDOW, presenting, tucked
+from headscope.ui.tensor_downloads import tensor_downloads
+from headscope.ui.words import special_names
 
 PAGE = Page("ex", keep=("ex_words", "ex_nospecial", "ex_norms"),
             link=("layer", "head", "focus", "words", "nospecial", "norms"))
@@ -229,7 +230,7 @@ with focus_col:
               tag=f"focus {query}{' by norm' if by_norm else ''}")
     st.caption(captions.single_head(v["single_summary"], labels, layer, H, D))
     one_head.explorer_note(name, layer, key="ex_one_head")  # is one head enough? (issue 24)
-    st.page_link("pages/training_lab.py", icon=":material/model_training:",
+    st.page_link(page_file("training_lab"), icon=":material/model_training:",
                  label="One head trained against many: the Training lab")
 
 st.caption(

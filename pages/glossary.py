@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from ui import docs
-from ui.page import Page
+from headscope.ui import docs
+from headscope.ui.page import Page
 
 PAGE = Page("gl")
 PAGE.start()

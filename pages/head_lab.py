@@ -8,12 +8,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from headscope.ui import budget, guards, link, masked_words, models, sidebar, style
+from headscope.ui import figures as fg
+from headscope.ui.page import Page
+from headscope.ui.presentation import note, plot, presenting, tucked
 from mha_core import ablation as ab
 from mha_core.heads import HeadId, head_names, layer_names, parse_layer
-from ui import budget, guards, link, masked_words, models, sidebar, style
-from ui import figures as fg
-from ui.page import Page
-from ui.presentation import note, plot, presenting, tucked
 
 PAGE = Page("hl", keep=("hl_how", "hl_heads", "hl_layers", "hl_k"), link=("how", "off", "k"))
 pending = PAGE.start()

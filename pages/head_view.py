@@ -1,9 +1,9 @@
 """Head view: bertviz's head view and model view, drawn in the browser by the attention
-component (ui/attention): lines between two columns of tokens, one colour per head, and every
-layer x head as a small line view.
+component (headscope/ui/attention): lines between two columns of tokens, one colour per head, and
+every layer x head as a small line view.
 
-Widgets -> cached line entries (ui.attention.lines_payload) -> the component. Layer, heads and
-the pinned token are chosen in the browser and come back as the component's state, so the link
+Widgets -> cached line entries (headscope.ui.attention.lines_payload) -> the component. Layer, heads
+and the pinned token are chosen in the browser and come back as the component's state, so the link
 follows them. Clicking a token pins its lines in the browser alone (no rerun); the component's
 Mask button masks the pinned token (trigger "token"): the masked-word section below shows the
 predictions there and how every head's attention changed.
@@ -11,14 +11,14 @@ predictions there and how every head's attention changed.
 
 import streamlit as st
 
+from headscope.ui import guards, link, masked_words, models, sidebar, style
+from headscope.ui.attention import attention, lines_payload
+from headscope.ui.layers import default_layer
+from headscope.ui.page import Page
+from headscope.ui.presentation import presenting
+from headscope.ui.tensor_downloads import tensor_downloads
+from headscope.ui.words import special_names
 from mha_core.views import explorer_view, segments_view
-from ui import guards, link, masked_words, models, sidebar, style
-from ui.attention import attention, lines_payload
-from ui.layers import default_layer
-from ui.page import Page
-from ui.presentation import presenting
-from ui.tensor_downloads import tensor_downloads
-from ui.words import special_names
 
 PAGE = Page("hv", keep=("hv_words", "hv_nospecial"),
             link=("layer", "heads", "focus", "words", "nospecial"))

@@ -4,13 +4,13 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from headscope.ui import figures, guards, link, models, shared_view, sidebar, style
+from headscope.ui.labels import visible
+from headscope.ui.page import Page
+from headscope.ui.presentation import note, plot, presenting, tucked
 from mha_core import toy
 from mha_core.attention import MODES
 from mha_core.neuron import real_steps
-from ui import figures, guards, link, models, shared_view, sidebar, style
-from ui.labels import visible
-from ui.page import Page
-from ui.presentation import note, plot, presenting, tucked
 
 PAGE = Page("im", keep=("im_real_layer", "im_real_head"), link=("layer", "head", "query"))
 pending = PAGE.start()

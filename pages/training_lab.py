@@ -7,11 +7,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from headscope.ui import figures, models, one_head
+from headscope.ui.page import Page
+from headscope.ui.presentation import plot, presenting
+from headscope.ui.words import plural
 from mha_core import toy
-from ui import figures, models, one_head
-from ui.page import Page
-from ui.presentation import plot, presenting
-from ui.words import plural
 
 PAGE = Page("tl", keep=("tl_small_steps", "tl_seed", "tl_heads"))
 PAGE.start()
@@ -185,7 +185,7 @@ heads, each relation gets its own softmax, and the task is solved in a few hundr
                                    "mean pairwise map distance", yrange=[0, 1]),
              width="stretch", key="tl_exp2_div")
 
-st.subheader("On the real model: is one head enough?")  # issue 24, ui/one_head.py
+st.subheader("On the real model: is one head enough?")  # issue 24, headscope/ui/one_head.py
 one_head.section(models.BUNDLED, key="tl_one_head")
 
 # --- experiment 2: symmetry --------------------------------------------------------------------

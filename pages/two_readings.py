@@ -4,15 +4,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from headscope.ui import figures as fg
+from headscope.ui import guards, link, models, sidebar, style
+from headscope.ui.guards import md_text
+from headscope.ui.layers import default_layer
+from headscope.ui.models import shape
+from headscope.ui.page import Page
+from headscope.ui.presentation import plot, presenting, tucked
 from mha_core import views
 from mha_core.heads import HeadId, head_names
-from ui import figures as fg
-from ui import guards, link, models, sidebar, style
-from ui.guards import md_text
-from ui.layers import default_layer
-from ui.models import shape
-from ui.page import Page
-from ui.presentation import plot, presenting, tucked
 
 PAGE = Page("tr", keep=("tr_pair", "tr_a", "tr_b", "tr_focus", "tr_head", "tr_shared"),
             link=("a", "b", "focus", "head", "shared"))

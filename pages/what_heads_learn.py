@@ -6,6 +6,14 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from headscope.ui import figures as fg
+from headscope.ui import guards, link, models, sidebar, style
+from headscope.ui import treebanks as tb
+from headscope.ui.figures.qk import KINDS
+from headscope.ui.page import Page
+from headscope.ui.presentation import note, plot, presenting, tucked
+from headscope.ui.presets import PRESETS
+from headscope.ui.words import special_names
 from mha_core.heads import HeadId, head_names
 from mha_core.syntax import DIRECTIONS
 from mha_core.text import word_groups
@@ -16,14 +24,6 @@ from mha_core.treebank import (
     find_sentences,
     size_text,
 )
-from ui import figures as fg
-from ui import guards, link, models, sidebar, style
-from ui import treebanks as tb
-from ui.figures.qk import KINDS
-from ui.page import Page
-from ui.presentation import note, plot, presenting, tucked
-from ui.presets import PRESETS
-from ui.words import special_names
 
 PAGE = Page("wh", keep=("wh_treebank", "wh_relation", "wh_qk_on", "wh_qk_source",
                         "wh_qk_method"), link=("treebank", "relation"))

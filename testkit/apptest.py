@@ -1,12 +1,6 @@
-"""The one AppTest harness: any page opened inside the real frame (app.py's sidebar, link and
-navigation), as a browser would open a link; its charts read back as numbers; and the guards the
-hostile-input tests rely on.
-
-AppTest rebuilds Streamlit's PagesManager before every run, and our pages/ folder makes it take
-the legacy pages/ mode, where app.py would run a page alone, without the frame. The served app
-leaves that mode on its first run (ui.st_internals.leave_legacy_pages_mode); here the harness
-keeps it off for the whole test process, so `open_app` and every later `.run()` run app.py with
-the chosen page inside st.navigation.
+"""The one AppTest harness: any page opened inside the real frame (headscope/frame/app.py: the
+sidebar, the link and the navigation), as a browser would open a link; its charts read back as
+numbers; and the guards the hostile-input tests rely on.
 """
 
 import base64
@@ -18,49 +12,41 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
-import streamlit.testing.v1.app_test as app_test
-from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
-from ui.docs import as_html, teaching_guide
-from ui.labels import plain_label
-from ui.style import PAGE_CSS, PRESENT_CSS
+from headscope.files import FRAME
+from headscope.files import PAGES as PAGES_DIR
+from headscope.ui.docs import as_html, teaching_guide
+from headscope.ui.labels import plain_label
+from headscope.ui.style import PAGE_CSS, PRESENT_CSS
 
 from .protocol import component_data
 from .server import ROOT
 
-APP = str(ROOT / "app.py")
-PAGES = tuple(sorted(p.stem for p in (ROOT / "pages").glob("*.py")))  # every page script
+APP = str(FRAME)
+PAGES = tuple(sorted(p.stem for p in PAGES_DIR.glob("*.py")))  # every page script
 
 
-class _NavigationPages(PagesManager):
-    def __init__(self, *args, **kwargs):
-        super().__init__(*args, **kwargs)
-        PagesManager.uses_pages_directory = False  # st.navigation, never the pages/ folder
-
-
-def _frame_mode():
-    """Every AppTest of this process runs app.py's st.navigation, never the legacy mode."""
-    if app_test.PagesManager is not _NavigationPages:
-        app_test.PagesManager = _NavigationPages
+def page_file(page: str) -> str:
+    """A page's script, as AppTest.switch_page takes it."""
+    return str(PAGES_DIR / f"{page}.py")
 
 
 def open_app(page: str = "explorer", timeout=120, **query) -> AppTest:
     """A new session that opens the link /<page>?<query>."""
-    _frame_mode()
     at = AppTest.from_file(APP, default_timeout=timeout)
     for k, v in query.items():
         at.query_params[k] = v
     # Before the first run AppTest names a page by its file name, which is also the url path
     # st.Page gives it: the first run is the link's own page, as in a browser.
-    at.switch_page(f"pages/{page}.py").run()
+    at.switch_page(page_file(page)).run()
     assert shown_page(at) == page
     return at
 
 
 def go_to(at: AppTest, page: str) -> AppTest:
     """Follow the navigation to another page in the same session."""
-    at.switch_page(f"pages/{page}.py").run()
+    at.switch_page(page_file(page)).run()
     assert shown_page(at) == page
     return at
 
@@ -113,9 +99,9 @@ def chart(at, key: str):
 
 
 def components(at) -> dict:
-    """{key: data dict} for every attention component (ui.attention) on the page, in page
+    """{key: data dict} for every attention component (headscope.ui.attention) on the page, in page
     order: what the page sent the browser. Its binary arrays stay packed; unpack them with
-    ui.attention.unpack (grid maps) or unpack_lines (head view lines)."""
+    headscope.ui.attention.unpack (grid maps) or unpack_lines (head view lines)."""
     return {_key(el.proto.id): component_data(el.proto.json) for el in at.get("bidi_component")
             if el.proto.component_name == "headscope.attention"}
 

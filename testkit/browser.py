@@ -6,7 +6,7 @@ wait for load events: we wait until the page itself shows what we expect."""
 
 import shutil
 
-from ui.attention.payload import WINDOW
+from headscope.ui.attention.payload import WINDOW
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -24,9 +24,10 @@ def no_exception(pg) -> bool:
     return pg.locator('[data-testid="stException"]').count() == 0
 
 
-# The attention component (ui/attention) marks its host element after each draw: data-drawn is
-# the shown tokens joined by single spaces, data-heads the heads in a grid, data-tag what the
-# page tagged it with (the Explorer: "layer 2"). The one place that says "the Explorer is drawn".
+# The attention component (headscope/ui/attention) marks its host element after each draw:
+# data-drawn is the shown tokens joined by single spaces, data-heads the heads in a grid, data-tag
+# what the page tagged it with (the Explorer: "layer 2"). The one place that says "the Explorer is
+# drawn".
 HOST = ".st-key-{key} [data-drawn]"
 COMPONENT_SHOWS = """([sel, tokens, tag]) => {
   const host = document.querySelector(sel);
@@ -156,7 +157,7 @@ def wait_settled(page, elements: dict, timeout_ms: int = 90_000):
 
 def close_start_card(page):
     """A session opened at the app's root without a view link shows the start card
-    (ui/start_card.py) above the Explorer: close it and wait until it is gone."""
+    (headscope/ui/start_card.py) above the Explorer: close it and wait until it is gone."""
     card = page.locator(".st-key-start_card")
     card.wait_for(timeout=90_000)
     card.get_by_role("button", name="Close").click()

@@ -41,7 +41,7 @@ GRACE = 0.25  # seconds to wait after a run for the next run of a chain (a callb
 
 def component_data(element_json: str):
     """An attention component's data from its element's JSON: the page sends one JSON string
-    (ui/attention/component.py), which the element's JSON holds as a string."""
+    (headscope/ui/attention/component.py), which the element's JSON holds as a string."""
     data = json.loads(element_json)
     return json.loads(data) if isinstance(data, str) else data
 

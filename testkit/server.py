@@ -8,6 +8,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from headscope.files import FRAME
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -35,12 +37,12 @@ def wait_healthy(url: str, proc=None, timeout: float = 60, log_path=None):
 def start_app(log_path, env_extra=None, port=None, launcher=("-m", "streamlit"), script=None):
     """Start the app; return (process, base_url) once /_stcore/health answers ok. launcher:
     what python runs in place of `-m streamlit` (a benchmark's wrapper that takes the same
-    arguments); script: another Streamlit script than app.py (a test's own)."""
+    arguments); script: another Streamlit script than the frame (a test's own)."""
     port = port or free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", **(env_extra or {})}
     log = open(log_path, "w")  # a file, not a pipe: a full pipe would block the server
     proc = subprocess.Popen(
-        [sys.executable, *launcher, "run", str(script or ROOT / "app.py"),
+        [sys.executable, *launcher, "run", str(script or FRAME),
          "--server.port", str(port), "--server.address", "127.0.0.1",
          "--server.headless", "true", "--browser.gatherUsageStats", "false"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)

@@ -37,7 +37,7 @@ def test_about_names_every_page_of_the_navigation():
     import ast
     from pathlib import Path
 
-    app = Path(__file__).resolve().parents[2] / "app.py"
+    app = Path(__file__).resolve().parents[2] / "headscope" / "frame" / "app.py"
     titles = [kw.value.value for node in ast.walk(ast.parse(app.read_text()))
               if isinstance(node, ast.Call) and getattr(node.func, "attr", "") == "Page"
               for kw in node.keywords if kw.arg == "title"]

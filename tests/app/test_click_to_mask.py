@@ -7,6 +7,8 @@ difference grid against transformers' BertForMaskedLM."""
 
 import numpy as np
 
+from headscope.ui import style
+from headscope.ui.attention import unpack
 from testkit.apptest import (
     array,
     axis_tokens,
@@ -19,8 +21,6 @@ from testkit.apptest import (
     survives,
 )
 from testkit.models import hf_mlm_run
-from ui import style
-from ui.attention import unpack
 
 A, B = "the zebra sat on the mat .", "i saw the man ."
 

@@ -7,9 +7,9 @@ import re
 import numpy as np
 import pytest
 
+from headscope.ui.labels import visible
+from headscope.ui.presets import EXAMPLE_LINES
 from testkit.apptest import messages, open_app, survives
-from ui.labels import visible
-from ui.presets import EXAMPLE_LINES
 
 EXAMPLE_TEXT = "I saw the man with a telescope."
 

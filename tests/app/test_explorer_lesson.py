@@ -5,8 +5,8 @@ long texts, and a focus grid that marks the layer and head shown."""
 import numpy as np
 import pytest
 
+from headscope.ui.presets import PRESETS
 from testkit.apptest import component, open_app, survives
-from ui.presets import PRESETS
 
 TELESCOPE = "I saw the man with a telescope."
 

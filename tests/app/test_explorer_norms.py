@@ -7,9 +7,9 @@ per head, its eager attention weights; testkit.models.hf_norm_maps), merged to w
 import numpy as np
 import pytest
 
+from headscope.ui.attention import unpack
 from testkit.apptest import click, component, go_to, messages, open_app, survives
 from testkit.models import hf_norm_maps, hf_reference
-from ui.attention import unpack
 
 TELESCOPE = "I saw the man with a telescope."
 ATOL = 1e-5

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
+from headscope.ui import models, presets, style
+from headscope.ui.attention import unpack
+from headscope.ui.guards import MAX_CHARS
 from testkit.apptest import charts, component, components, messages, open_app
-from ui import models, presets, style
-from ui.attention import unpack
-from ui.guards import MAX_CHARS
 
 ATOL = 1e-6  # the figures carry float32
 

@@ -1,11 +1,11 @@
-"""The frame around every page (app.py, ui/) through AppTest: presentation mode,
+"""The frame around every page (app.py, headscope/ui/) through AppTest: presentation mode,
 and pages that do not need the BERT model do not wait for it."""
 
 import pytest
 
-from testkit.apptest import component, go_to, open_app, sandboxed, shown_page, survives
+from headscope.ui import style
+from testkit.apptest import component, go_to, open_app, page_file, sandboxed, shown_page, survives
 from testkit.models import save_tiny_bert
-from ui import style
 
 
 def test_presentation_mode_toggle_link_and_leave(bundled):
@@ -73,7 +73,7 @@ def test_training_lab_does_not_wait_for_the_bert_model(tmp_path, monkeypatch, sp
     at = open_app("training_lab", model="frame-test")
     survives(at)
     assert spy_loader == []  # the lab trains its own models
-    at.switch_page("pages/explorer.py").run()
+    at.switch_page(page_file("explorer")).run()
     survives(at)
     assert spy_loader == [str(path)]
     assert any("2 layers × 4 heads" in c.value for c in at.sidebar.caption)
@@ -81,10 +81,10 @@ def test_training_lab_does_not_wait_for_the_bert_model(tmp_path, monkeypatch, sp
 
 
 def test_a_device_that_is_not_here_is_said_by_name(tmp_path, monkeypatch):
-    """HEADSCOPE_DEVICE (read once into ui.models.DEVICE) naming no device here: the page says
-    which values are accepted, no traceback."""
+    """HEADSCOPE_DEVICE (read once into headscope.ui.models.DEVICE) naming no device here: the page
+    says which values are accepted, no traceback."""
+    from headscope.ui import models
     from testkit.apptest import messages
-    from ui import models
 
     path = save_tiny_bert(tmp_path / "device-test")
     monkeypatch.setenv("HEADSCOPE_MODELS", f"device-test={path}")
@@ -118,17 +118,17 @@ def test_a_pages_settings_survive_a_visit_to_another_page(bundled):
     readings' sentences and the Head lab's choice of heads would be reset by a visit elsewhere."""
     at = open_app("two_readings")
     at.text_input(key="tr_a").input("The bat flew with a hat.").run()
-    at.switch_page("pages/explorer.py").run()
+    at.switch_page(page_file("explorer")).run()
     assert shown_page(at) == "explorer"
     at.toggle(key="ex_words").set_value(True).run()
     at.toggle(key="ex_nospecial").set_value(True).run()
-    at.switch_page("pages/head_lab.py").run()
+    at.switch_page(page_file("head_lab")).run()
     at.multiselect(key="hl_heads").select("L2 H3").run()
-    at.switch_page("pages/two_readings.py").run()
+    at.switch_page(page_file("two_readings")).run()
     assert at.text_input(key="tr_a").value == "The bat flew with a hat."
-    at.switch_page("pages/explorer.py").run()
+    at.switch_page(page_file("explorer")).run()
     assert at.toggle(key="ex_words").value and at.toggle(key="ex_nospecial").value
-    at.switch_page("pages/head_lab.py").run()
+    at.switch_page(page_file("head_lab")).run()
     assert at.multiselect(key="hl_heads").value == ["L2 H3"]
     assert not at.exception and not at.warning
 
@@ -138,14 +138,14 @@ def test_kept_settings_that_a_smaller_model_lacks_are_dropped(bundled, tmp_path,
     monkeypatch.setenv("HEADSCOPE_MODELS", f"small={path}")
     at = open_app("head_lab")
     at.multiselect(key="hl_heads").select("L1 H2").select("L6 H12").run()
-    at.switch_page("pages/inside_mha.py").run()
+    at.switch_page(page_file("inside_mha")).run()
     at.selectbox(key="im_real_layer").set_value(5).run()
     at.selectbox(key="im_real_head").set_value(11).run()
     at.sidebar.selectbox(key="model").set_value("small").run()
     survives(at)
     assert (at.selectbox(key="im_real_layer").value, at.selectbox(key="im_real_head").value) \
         == (0, 0)
-    at.switch_page("pages/head_lab.py").run()
+    at.switch_page(page_file("head_lab")).run()
     survives(at)
     assert at.multiselect(key="hl_heads").value == ["L1 H2"]
 

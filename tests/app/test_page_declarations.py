@@ -1,17 +1,17 @@
-"""Every page declares itself (ui.page.Page): its prefix, its kept widgets, its link parameters.
-The frame lists no page's widgets, every key a page draws carries its prefix, and two pages
-that both have a "heads" setting keep their own (they once shared the key `lab_heads`)."""
+"""Every page declares itself (headscope.ui.page.Page): its prefix, its kept widgets, its link
+parameters. The frame lists no page's widgets, every key a page draws carries its prefix, and two
+pages that both have a "heads" setting keep their own (they once shared the key `lab_heads`)."""
 
 import ast
 
 import pytest
 
+from headscope.ui.link import FRAME_PARAMS
 from testkit.apptest import PAGES, _walk, go_to, open_app, survives
 from testkit.server import ROOT
-from ui.link import FRAME_PARAMS
 
 FRAME_KEYS = {"model", "text", "pair", "preset", "present_toggle", "present_leave",
-              "start_card", "start_close"}  # the frame's start card (ui/start_card.py)
+              "start_card", "start_close"}  # the frame's start card (headscope/ui/start_card.py)
 
 
 def declaration(page: str) -> dict:
@@ -66,7 +66,7 @@ def test_every_key_a_page_writes_carries_its_prefix(page):
 
 
 def test_the_frame_names_no_page_widget():
-    frame = (ROOT / "app.py").read_text()
+    frame = (ROOT / "headscope" / "frame" / "app.py").read_text()
     for page in PAGES:
         for key in declaration(page)["keep"]:
             assert key not in frame, (page, key)

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 import torch
 
+from headscope.ui.sidebar import EXAMPLES
 from testkit.apptest import (
     array,
     axis_tokens,
@@ -21,7 +22,6 @@ from testkit.apptest import (
     survives,
 )
 from testkit.models import hf_mlm_run
-from ui.sidebar import EXAMPLES
 
 A, B = "the cat sat on the mat .", "i saw the man with a telescope ."
 

@@ -2,7 +2,7 @@
 next rerun (any sidebar change) costs no parse."""
 
 import mha_core.treebank as treebank
-from ui import treebanks as tb
+from headscope.ui import treebanks as tb
 
 
 def test_a_refused_upload_is_parsed_once(monkeypatch):

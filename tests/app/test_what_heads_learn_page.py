@@ -7,10 +7,10 @@ and a bert-base-shaped checkpoint works."""
 import numpy as np
 import pytest
 
+from headscope.ui import treebanks as tb
 from mha_core import syntax as sx
 from mha_core.treebank import DEFAULT_TREEBANK, read_treebank
 from testkit.apptest import array, chart, charts, messages, open_app, survives
-from ui import treebanks as tb
 
 TELESCOPE = "I saw the man with a telescope."
 

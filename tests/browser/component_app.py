@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import streamlit as st  # noqa: E402
 
 import mha_core  # noqa: E402
-from ui.attention import attention, lines_payload  # noqa: E402
+from headscope.ui.attention import attention, lines_payload  # noqa: E402
 
 
 @st.cache_resource

@@ -10,8 +10,8 @@ import time
 
 import streamlit as st
 
-from ui import budget
-from ui.st_internals import batch_script_events
+from headscope.ui import budget
+from headscope.ui.st_internals import batch_script_events
 
 batch_script_events()  # from the next run on (a run's events are handed over by the session
 budget.slot_script_runs()  # it started with, and the first run is already running)

@@ -5,6 +5,7 @@ import json
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from headscope.ui.presets import DEFAULT_TEXT
 from testkit.browser import (
     box_of,
     close_start_card,
@@ -16,7 +17,6 @@ from testkit.browser import (
     wait_for_explorer,
     wait_for_grid,
 )
-from ui.presets import DEFAULT_TEXT
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ def test_a_click_pins_without_a_run_and_masking_is_a_button(app_url, page, bundl
     page.goto(app_url + "/head_view?text=" + quote(TEXT))
     tokens = bundled.encode(TEXT).tokens
     wait_for_component(page, "hv_lines", tokens)
-    assert hooks(page)["layer"] == "2"  # the Explorer's default layer (ui.layers)
+    assert hooks(page)["layer"] == "2"  # the Explorer's default layer (headscope.ui.layers)
     # one control for [CLS]/[SEP]: the page's switch, no second one inside the view
     assert page.get_by_text("dim [CLS]/[SEP]").count() == 0
     assert page.get_by_role("switch", name="Hide [CLS]/[SEP]").count() == 1

@@ -1,6 +1,8 @@
 """`pip install` of the built wheel into a fresh virtual environment outside the repository:
-`headscope --help`, `import headscope` with no checkout on sys.path, and `headscope run` started
-from another directory draws the Explorer in chromium.
+it installs two top-level names only (headscope, mha_core), so an environment's own `ui`
+package and `app` module keep working beside it; `headscope --help`, `import headscope` with no
+checkout on sys.path, and `headscope run` started from another directory draws the Explorer in
+chromium with the component's files served through the package's manifest.
 
 The new environment gets the wheel's dependencies from the project's own virtualenv (a .pth
 line naming its site-packages; `venv --system-site-packages` would name the base Python's) and
@@ -31,7 +33,7 @@ from tests.conftest import require
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 # The project's installed dependencies (its virtualenv's site-packages): none of our own code
 DEPS = sorted({sysconfig.get_path("purelib"), sysconfig.get_path("platlib")})
-OURS = ("headscope", "mha_core", "ui", "pages", "app.py")
+OURS = ("headscope", "mha_core")
 # Each requirement of the installed wheel (its metadata; extras left out) is met in the new venv
 REQUIREMENTS_MET = """
 from importlib.metadata import requires, version
@@ -89,10 +91,29 @@ def clean_env(**extra) -> dict:
 
 def test_the_installed_wheel(tmp_path, page):
     installed = install(tmp_path)
+    leaves_their_own_ui_and_app_alone(installed, tmp_path)
     help_lists_the_commands(installed, tmp_path)
     imports_with_no_repository_on_sys_path(installed, tmp_path)
     headscope_run_draws_the_explorer(installed, tmp_path, page)
     headscope_serve_answers_through_nginx(installed, tmp_path)
+
+
+def leaves_their_own_ui_and_app_alone(installed, tmp_path):
+    python = str(installed / "bin" / "python")
+    gone = subprocess.run([python, "-c", "import ui"], cwd=tmp_path, capture_output=True,
+                          text=True, env=clean_env())
+    assert gone.returncode != 0 and "No module named 'ui'" in gone.stderr
+    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path("
+                                "'purelib'))"], check=True, capture_output=True,
+                               text=True).stdout.strip())
+    (site / "ui").mkdir()
+    (site / "ui" / "__init__.py").write_text("WHO = 'theirs'\n")
+    (site / "app.py").write_text("WHO = 'theirs'\n")
+    out = subprocess.run([python, "-c", "import ui, app, headscope.ui, headscope.files; "
+                          "print(ui.WHO, app.WHO, headscope.files.PAGES.name)"],
+                         cwd=tmp_path, capture_output=True, text=True, env=clean_env())
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["theirs", "theirs", "pages"]
 
 
 def help_lists_the_commands(installed, tmp_path):
@@ -107,7 +128,7 @@ def imports_with_no_repository_on_sys_path(installed, tmp_path):
     for folder in DEPS:  # the dependencies' folder holds none of our code
         assert not [n for n in OURS if (Path(folder) / n).exists()], folder
     code = (
-        "import os, sys, headscope, mha_core, ui.attention.component as c\n"
+        "import os, sys, headscope, mha_core, headscope.ui.attention.component as c\n"
         f"root, deps = {os.path.realpath(ROOT)!r}, {[os.path.realpath(d) for d in DEPS]!r}\n"
         "paths = [os.path.realpath(p) for p in sys.path if p]\n"
         "assert not [p for p in paths if p not in deps and (p + '/').startswith(root + '/')], "
@@ -126,7 +147,7 @@ def imports_with_no_repository_on_sys_path(installed, tmp_path):
 
 def headscope_run_draws_the_explorer(installed, tmp_path, page):
     import mha_core
-    from ui.models import DEFAULT_TEXT
+    from headscope.ui.models import DEFAULT_TEXT
 
     tokens = mha_core.load_bert().attend(DEFAULT_TEXT).tokens
     port = free_port()
@@ -146,6 +167,12 @@ def headscope_run_draws_the_explorer(installed, tmp_path, page):
             arg=[".st-key-ex_grid [data-drawn]", windowed(tokens)], polling="raf",
             timeout=120_000)
         assert page.locator('[data-testid="stException"]').count() == 0
+        # the component's module came from the served folder, not inline
+        from headscope.ui.attention import bundle
+        js = next(n for n in bundle.served_files() if n.endswith(".js"))
+        with urllib.request.urlopen(f"{url}/_stcore/bidi-components/headscope.attention/{js}",
+                                    timeout=10) as r:
+            assert r.status == 200
     finally:
         proc.terminate()
         try:
@@ -156,8 +183,8 @@ def headscope_run_draws_the_explorer(installed, tmp_path, page):
 
 def headscope_serve_answers_through_nginx(installed, tmp_path):
     """`headscope serve` from the wheel: deploy/serve_many.py and its nginx template came
-    along, and its worker is headscope/worker.py (the launcher writes serve.json once nginx
-    answers, after every worker answered /_stcore/health)."""
+    along, and its workers run `python -m headscope.worker` (the launcher writes serve.json
+    once nginx answers, after every worker answered /_stcore/health)."""
     require(NGINX is not None, "nginx is not installed (apt-get install nginx; .ci/run does)")
     run_dir = tmp_path / "serve"
     with open(tmp_path / "serve.log", "w") as log:

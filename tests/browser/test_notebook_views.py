@@ -1,6 +1,6 @@
-"""The notebook widget's ES module (ui.attention.bundle.anywidget_js: the Streamlit component's
-drawing core + the anywidget adapter) in a plain page with a stand-in anywidget model fed the
-bundled model's real maps as binary buffers; and the standalone HTML from file:// with every
+"""The notebook widget's ES module (headscope.ui.attention.bundle.anywidget_js: the Streamlit
+component's drawing core + the anywidget adapter) in a plain page with a stand-in anywidget model
+fed the bundled model's real maps as binary buffers; and the standalone HTML from file:// with every
 request that is not file:// or blob: blocked and recorded."""
 
 import base64
@@ -11,7 +11,7 @@ from xml.sax.saxutils import escape
 import pytest
 
 from headscope import export, views, widgets
-from ui.attention import bundle
+from headscope.ui.attention import bundle
 
 TEXT = "The cat sat on the mat because it was tired."
 

@@ -3,10 +3,10 @@ Training lab show the per-layer answer with the numbers of the shipped results."
 
 import json
 
+from headscope.ui.models import BUNDLED
+from headscope.ui.one_head import SHIPPED
 from mha_core.one_head import sentence
 from testkit.browser import no_exception
-from ui.models import BUNDLED
-from ui.one_head import SHIPPED
 
 PLOT = ".js-plotly-plot"
 

@@ -18,6 +18,7 @@ import pytest
 import streamlit
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
+from headscope.ui.presets import DEFAULT_TEXT
 from testkit.browser import MAPS_DRAWN, no_exception, type_sentence
 from testkit.proxy import (
     NGINX,
@@ -32,7 +33,6 @@ from testkit.proxy import (
 from testkit.server import wait_healthy
 from tests.browser.conftest import require_chromium
 from tests.conftest import require
-from ui.presets import DEFAULT_TEXT
 
 TIMEOUT_MS = 90_000  # two app processes and chromium share two busy cores
 

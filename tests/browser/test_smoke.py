@@ -18,18 +18,21 @@ def test_about_opens_with_the_guide(app_url, page):
 
 
 def test_the_server_serves_the_attention_component_files(app_url, page):
-    """The browser fetches the component's module and CSS by URL (ui/attention/component.py):
-    the running server answers with the bundle's own text (once the component is mounted)."""
+    """The elements name the component's module and CSS by URL, and the browser fetches them:
+    the running server found the package's manifest (headscope/pyproject.toml) and answers
+    with the bundle's own text."""
     from urllib.request import urlopen
 
+    from headscope.ui.attention import bundle, component
     from testkit.browser import wait_for_component
-    from ui.attention import bundle, component
 
     page.goto(app_url + "/?text=Hi%20there.")
     wait_for_component(page, "ex_focus_bars", ["[CLS]", "hi", "there", ".", "[SEP]"])
-
-    for name, text, kind in ((component.JS_FILE, bundle.streamlit_js(), "javascript"),
-                             (component.CSS_FILE, bundle.css(), "css")):
-        with urlopen(f"{app_url}/_stcore/bidi-components/{component.NAME}/{name}") as r:
+    fetched = page.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
+    for name, text in bundle.served_files().items():
+        url = f"{app_url}/_stcore/bidi-components/{component.NAME}/{name}"
+        assert url in fetched, (url, [f for f in fetched if "bidi" in f])
+        with urlopen(url) as r:
+            kind = "javascript" if name.endswith(".js") else "css"
             assert r.status == 200 and kind in r.headers["Content-Type"]
             assert r.read().decode("utf-8") == text

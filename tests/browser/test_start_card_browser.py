@@ -13,10 +13,10 @@ import pytest
 import zxingcpp
 from PIL import Image
 
+from headscope.ui.presets import DEFAULT_TEXT, PRESETS
 from mha_core.metrics import result_metrics
 from mha_core.patterns import label_heads
 from testkit.browser import no_exception
-from ui.presets import DEFAULT_TEXT, PRESETS
 
 CARD = ".st-key-start_card"
 # question (as the card asks it) -> the link's label, and text the opened page shows that answers it

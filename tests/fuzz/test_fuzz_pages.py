@@ -18,10 +18,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from headscope.ui.guards import MAX_CHARS
 from testkit.apptest import Sessions, component, messages
 from testkit.models import save_tiny_mlm_bert
 from tests.conftest import CI
-from ui.guards import MAX_CHARS
 
 SCALE = float(os.environ.get("HEADSCOPE_FUZZ_EXAMPLES", "360")) / 360
 # Pieces that broke (or could break) tokenizers, markdown, HTML, plotly labels and URLs

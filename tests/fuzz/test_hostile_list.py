@@ -6,6 +6,8 @@ them out.)"""
 import numpy as np
 import pytest
 
+from headscope.ui import models
+from headscope.ui.guards import MAX_CHARS
 from testkit.apptest import (
     charts,
     component,
@@ -16,8 +18,6 @@ from testkit.apptest import (
     survives,
 )
 from testkit.models import save_tiny_bert
-from ui import models
-from ui.guards import MAX_CHARS
 
 # --- the fixed list ----------------------------------------------------------------------------
 

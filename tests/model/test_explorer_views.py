@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 import torch
 
+from headscope.ui import figures
+from headscope.ui.export import attention_csv, attention_json
+from headscope.ui.labels import axis_labels, label, plain_label, visible
 from mha_core.metrics import entropy, head_divergence
 from mha_core.views import explorer_view, focus_targets, segments_view
-from ui import figures
-from ui.export import attention_csv, attention_json
-from ui.labels import axis_labels, label, plain_label, visible
 
 
 def random_maps(*shape, seed=0):

@@ -7,11 +7,11 @@ import json
 import pytest
 import torch
 
+from headscope.ui.models import BUNDLED
+from headscope.ui.one_head import SHIPPED
 from mha_core.one_head import FitConfig, Settings, read_corpus
 from mha_core.one_head.run import measure_seed
 from mha_core.treebank import DEFAULT_TREEBANK
-from ui.models import BUNDLED
-from ui.one_head import SHIPPED
 
 LAYER = 2  # one layer of the six keeps the test to a minute on one thread
 

@@ -1,13 +1,13 @@
-"""What the attention component is sent (ui/attention/payload.py): binary arrays that decode
-to what was encoded, line entries that are exactly the weights above the floor, and sizes that
-stay bounded at 512 tokens."""
+"""What the attention component is sent (headscope/ui/attention/payload.py): binary arrays that
+decode to what was encoded, line entries that are exactly the weights above the floor, and sizes
+that stay bounded at 512 tokens."""
 
 import json
 
 import numpy as np
 import pytest
 
-from ui.attention.payload import (
+from headscope.ui.attention.payload import (
     DENSE_F4_BYTES,
     MAX_LINES,
     grid_payload,
@@ -18,7 +18,7 @@ from ui.attention.payload import (
     unpack,
     unpack_lines,
 )
-from ui.style import DIVERGING
+from headscope.ui.style import DIVERGING
 
 
 def softmax_maps(rng, *shape, sharp=4.0):

@@ -6,7 +6,7 @@ import threading
 import numpy as np
 import pytest
 
-from ui.budget import ByteBudget, OverBudget
+from headscope.ui.budget import ByteBudget, OverBudget
 
 
 def arr(n):

@@ -1,5 +1,6 @@
 """The attention component's JavaScript parses (node --check on the module exactly as
-ui/attention/component.py joins it), so a syntax slip fails here and not only in a browser."""
+headscope/ui/attention/component.py joins it), so a syntax slip fails here and not only in a
+browser."""
 
 import json
 import shutil
@@ -7,7 +8,7 @@ import subprocess
 
 import pytest
 
-from ui.attention.component import JS
+from headscope.ui.attention.component import JS
 
 
 def test_the_component_module_parses(tmp_path):

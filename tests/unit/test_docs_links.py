@@ -10,9 +10,9 @@ ROOT = Path(__file__).resolve().parents[2]
 DOCS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
 NOT_YET_MERGED: set[str] = set()  # docs written on a branch not merged yet; empty on main
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
-TOP = ("mha_core", "ui", "pages", "tests", "testkit", "bench", "deploy", "docs", "headscope",
+TOP = ("mha_core", "pages", "tests", "testkit", "bench", "deploy", "docs", "headscope",
        ".streamlit", ".ci")
-FILES = ("app.py", "serve.py", "Makefile", "Dockerfile", "pyproject.toml", "requirements.txt",
+FILES = ("app.py", "Makefile", "Dockerfile", "pyproject.toml", "requirements.txt",
          "requirements-dev.txt")
 # a path that starts at the top of the repository: not after a letter, a dot or a slash
 # (../shared/..., a URL, a module name such as mha_core.syntax)

@@ -1,5 +1,5 @@
-"""ui.st_internals.EventBatch: a session's script-runner events handed to the event loop in
-batches (batch_script_events). Run on a real asyncio loop in its own thread, fed from another
+"""headscope.ui.st_internals.EventBatch: a session's script-runner events handed to the event loop
+in batches (batch_script_events). Run on a real asyncio loop in its own thread, fed from another
 thread as a script runner does: nothing is lost or reordered, everything runs on the loop's
 thread, a held event waits for an urgent one (or its hold), and a failing event does not stop
 the ones after it."""
@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from ui.st_internals import EventBatch
+from headscope.ui.st_internals import EventBatch
 
 
 @pytest.fixture

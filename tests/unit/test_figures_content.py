@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from ui import figures as fg
+from headscope.ui import figures as fg
 
 
 def test_atlas_places_each_head_in_its_tile():

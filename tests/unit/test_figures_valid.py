@@ -8,8 +8,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 import pytest
 
-from ui import figures
-from ui.figures.base import FONT, figure
+from headscope.ui import figures
+from headscope.ui.figures.base import FONT, figure
 
 LABELS = ["[CLS]", "i", "saw", "<b>", "saw", "[SEP]"]
 SPECIAL = [True, False, False, False, False, True]

@@ -3,8 +3,8 @@ relations matrix, the query/key scatter and the picked token's attention, weight
 
 import numpy as np
 
-from ui import figures
-from ui.figures.syntax import RIGHT, UNKNOWN, WRONG
+from headscope.ui import figures
+from headscope.ui.figures.syntax import RIGHT, UNKNOWN, WRONG
 
 HOSTILE = ["<b>I</b>", "saw", "&amp;", "\x00", "<script>"]
 

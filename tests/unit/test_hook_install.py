@@ -1,4 +1,4 @@
-"""ui.st_internals.once_per_process: the sessions that open together on a fresh server run
+"""headscope.ui.st_internals.once_per_process: the sessions that open together on a fresh server run
 app.py's installers at the same moment; each hook must go in once (installed twice, one around
 the other, the run slot waited for itself and leaked, and the batching sent a run's end before
 its elements). Threads stand for those first runs."""
@@ -6,7 +6,7 @@ its elements). Threads stand for those first runs."""
 import threading
 import time
 
-from ui.st_internals import once_per_process
+from headscope.ui.st_internals import once_per_process
 
 
 def race(installer, runs=4):

@@ -4,7 +4,7 @@ export; nothing in them loads anything from the network."""
 
 import re
 
-from ui.attention import bundle
+from headscope.ui.attention import bundle
 
 
 def test_both_hosts_share_the_one_core_and_add_only_an_adapter():

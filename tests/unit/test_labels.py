@@ -1,5 +1,5 @@
-"""The one escaper (ui.labels.label) and every figure builder: user text is drawn literally,
-never as plotly's pseudo-HTML, with control and format characters made visible."""
+"""The one escaper (headscope.ui.labels.label) and every figure builder: user text is drawn
+literally, never as plotly's pseudo-HTML, with control and format characters made visible."""
 
 import json
 import re
@@ -8,9 +8,9 @@ import numpy as np
 import plotly.io as pio
 import pytest
 
+from headscope.ui import figures
+from headscope.ui.labels import ZWSP, axis_labels, label, plain_label, visible
 from testkit.apptest import TAG
-from ui import figures
-from ui.labels import ZWSP, axis_labels, label, plain_label, visible
 
 # what a student can type: markup, an entity, control characters and zero-width characters
 NASTY = "<script>alert(1)</script>&amp;\x00\x1b\u200b\u202e"

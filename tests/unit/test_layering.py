@@ -1,6 +1,7 @@
-"""The layers import downwards only: pages -> ui -> mha_core; mha_core never imports Streamlit
-or plotly; no page imports another; the app never imports tests or testkit; bench and testkit
-never import tests. Read from the source (ast), so a new import anywhere is checked."""
+"""The layers import downwards only: pages -> headscope.ui -> mha_core; mha_core never imports
+Streamlit, plotly or headscope; no page imports another; the app never imports tests or testkit;
+bench and testkit never import tests. Read from the source (ast), so a new import anywhere is
+checked."""
 
 import ast
 from pathlib import Path
@@ -10,21 +11,28 @@ import pytest
 from testkit.server import ROOT
 
 
+def layer(module: str) -> str:
+    """The layer a module belongs to: its top-level package, or headscope.ui for the app layer
+    (a package inside headscope)."""
+    return "headscope.ui" if module.startswith("headscope.ui") else module.split(".")[0]
+
+
 def imported(path: Path) -> set:
-    """Top-level package names a file imports (relative imports count as their own package)."""
+    """The layers a file imports (relative imports count as the file's own layer)."""
+    own = layer(".".join(path.relative_to(ROOT).parts))
     names = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
+            names |= {layer(a.name) for a in node.names}
         elif isinstance(node, ast.ImportFrom):
-            names.add(path.relative_to(ROOT).parts[0] if node.level else
-                      (node.module or "").split(".")[0])
+            names.add(own if node.level else layer(node.module or ""))
     return names
 
 
-RULES = {  # folder: packages it must not import
-    "mha_core": {"streamlit", "plotly", "ui", "pages", "tests", "testkit", "bench"},
-    "ui": {"pages", "tests", "testkit", "bench"},
+RULES = {  # folder: layers it must not import
+    "mha_core": {"streamlit", "plotly", "headscope", "headscope.ui", "pages", "tests",
+                 "testkit", "bench"},
+    "headscope/ui": {"pages", "tests", "testkit", "bench"},
     "pages": {"pages", "tests", "testkit", "bench"},
     "testkit": {"tests", "bench", "pages"},
     "bench": {"tests", "pages"},
@@ -41,7 +49,8 @@ def test_imports_point_downwards(folder):
 
 
 def test_the_frame_imports_only_the_app_layer():
-    assert imported(ROOT / "app.py") <= {"streamlit", "ui"}
+    assert imported(ROOT / "headscope" / "frame" / "app.py") <= {"streamlit", "headscope",
+                                                                  "headscope.ui"}
 
 
 def module_of(path: Path, root: Path = ROOT) -> str:
@@ -96,7 +105,7 @@ def circles(edges: dict) -> list:
 def test_no_import_circles():
     """No two of our files import each other, directly, through others or from a function body
     (a circle hidden by an import inside a function is still a circle)."""
-    files = [ROOT / "app.py", *[p for d in ("mha_core", "ui", "headscope", "pages")
+    files = [ROOT / "app.py", *[p for d in ("mha_core", "headscope", "pages")
                                 for p in (ROOT / d).rglob("*.py")]]
     found = circles(import_edges(files))
     assert not found, "import circles (module <- the one that imports it back): " + ", ".join(

@@ -1,4 +1,4 @@
-"""ui.budget's script-run slot (one run at a time per worker): a second run waits for the
+"""headscope.ui.budget's script-run slot (one run at a time per worker): a second run waits for the
 first, a run that has held its slot for RUN_SLOT_HOLD seconds is not waited for, and heavy work
 gives the slot back while it runs (nested heavy work once) and takes it again after. Threads
 stand for the sessions' script runs."""
@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from ui import budget
+from headscope.ui import budget
 
 
 def in_thread(body):

@@ -7,7 +7,7 @@ import pytest
 import zxingcpp
 from PIL import Image
 
-from ui.share import qr_png
+from headscope.ui.share import qr_png
 
 LINKS = [
     "http://localhost:8501/?model=bundled&text=I%20saw%20the%20man%20with%20a%20telescope."

@@ -1,12 +1,12 @@
-"""ui.threads: torch's intra-op threads in the app come from HEADSCOPE_TORCH_THREADS (default 1),
-and the setting is seen by every thread (a script run is a thread of the server)."""
+"""headscope.ui.threads: torch's intra-op threads in the app come from HEADSCOPE_TORCH_THREADS
+(default 1), and the setting is seen by every thread (a script run is a thread of the server)."""
 
 import threading
 
 import pytest
 import torch
 
-from ui import threads
+from headscope.ui import threads
 
 
 @pytest.fixture(autouse=True)

@@ -1,7 +1,7 @@
 """Every head of every layer, the whole (L, H, T, T) tensor with its tokens, as downloads under a
-view: NumPy .npz, JSON, CSV (ui.export). The files are built only when a button is clicked, and
-only up to a size (a visitor's click is bounded): CSV and JSON to MAX_TEXT_ENTRIES weights,
-.npz to MAX_NPZ_ENTRIES."""
+view: NumPy .npz, JSON, CSV (headscope.ui.export). The files are built only when a button is
+clicked, and only up to a size (a visitor's click is bounded): CSV and JSON to MAX_TEXT_ENTRIES
+weights, .npz to MAX_NPZ_ENTRIES."""
 
 
 from . import models

@@ -85,7 +85,7 @@ function sizeCanvas(cv, w, h) {
   return ctx;
 }
 
-// A token as one line of visible text (as ui.labels.visible): control characters as control
+// A token as one line of visible text (as headscope.ui.labels.visible): control characters as control
 // pictures, format characters (bidi overrides, zero-width) as <U+XXXX>; long ones cut with "…"
 function shown(s, max) {
   let t = String(s).replace(/[\u0000-\u001f\u007f]/g, (c) =>

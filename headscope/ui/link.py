@@ -2,8 +2,8 @@
 address bar as the view changes.
 
 The frame owns FRAME_PARAMS (model, text, pair, present). Every other parameter belongs to the page
-that declares it (ui.page.Page.link): on the first run it waits in pending_params() until that
-page applies it. Messages never repeat a link's values: they are user text.
+that declares it (headscope.ui.page.Page.link): on the first run it waits in pending_params() until
+that page applies it. Messages never repeat a link's values: they are user text.
 """
 
 import streamlit as st

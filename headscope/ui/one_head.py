@@ -8,6 +8,7 @@ from pathlib import Path
 
 import streamlit as st
 
+import mha_core
 from mha_core.one_head.cli import sentence
 from mha_core.one_head.fit import fitted_meaning
 
@@ -15,7 +16,7 @@ from . import figures, models
 from .models import BUNDLED
 from .presentation import plot
 
-DATA = Path(__file__).resolve().parent.parent / "mha_core" / "data"
+DATA = Path(mha_core.__file__).resolve().parent / "data"
 SHIPPED = {BUNDLED: DATA / "one_head_all-MiniLM-L6-v2.json"}
 COMMAND = "python -m mha_core.one_head mha_core/data/headscope-sample.conllu --json OUT.json"
 

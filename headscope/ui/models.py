@@ -124,9 +124,9 @@ def warm_up():
     imports. Nothing here goes into a st.cache_data cache: those belong to the runtime."""
     bert = _load(BUNDLED)
     bert.attend(DEFAULT_TEXT)
+    import headscope.ui.export  # noqa: F401
+    import headscope.ui.figures  # noqa: F401
     import mha_core.views  # noqa: F401
-    import ui.export  # noqa: F401
-    import ui.figures  # noqa: F401
 
 
 def get_bert(name: str):

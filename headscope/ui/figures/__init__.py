@@ -1,7 +1,7 @@
 """Plotly figure builders: numpy in, go.Figure out. No Streamlit, no torch. One module per view
 family; every builder passes user text through labels.label (the one escaper).
 
-    from ui import figures
+    from headscope.ui import figures
     figures.heatmap(weights, tokens, title="layer 2, head 10")
 """
 

@@ -8,14 +8,15 @@ Widget keys start with the page's prefix, so two pages never share one (a Traini
 selectbox once wrote an int into the Head lab's multiselect of head names).
 """
 
+import functools
 from dataclasses import dataclass
+from pathlib import Path
 
 import streamlit as st
 
 from . import share
 from .link import FRAME_PARAMS, pending_params
 from .presentation import presenting
-from .st_internals import leave_legacy_pages_mode, rerunnable
 
 _KEPT = "_kept_widgets"
 
@@ -42,7 +43,6 @@ class Page:
     def start(self) -> dict:
         """Register the page's kept widgets with the frame, drop other pages' parameters from
         the address bar and from the pending link values, and return this page's pending ones."""
-        leave_legacy_pages_mode()
         ss = st.session_state
         ss.setdefault(_KEPT, set()).update(self.keep)
         qp = st.query_params
@@ -77,20 +77,26 @@ def keep_widgets():
             ss[key] = ss[key]
 
 
-def run_as_fragment(current):
+def run_as_fragment(script: Path):
     """The frame's call for a page whose own widgets change only its own view (the Explorer):
-    run the page returned by st.navigation as a fragment, so that a change of one of its widgets
-    reruns the page alone, without the frame, the sidebar and the start card around it (issue
-    23: they were a third of a layer move's run). A change in the sidebar still reruns
-    everything. The copy-link box, outside the page, is drawn by the page at its end
-    (share.hold, share.release), so that it follows the page's link."""
-    _page_fragment(current)
+    run the page's script as a fragment, so that a change of one of its widgets reruns the page
+    alone, without the frame, the sidebar and the start card around it (they were a third of a
+    layer move's run). A change in the sidebar still reruns everything. The copy-link box,
+    outside the page, is drawn by the page at its end (share.hold, share.release), so that it
+    follows the page's link. The script is run here rather than by st.Page.run, which may be
+    called once per run of the frame, and a fragment's rerun is a run of its own."""
+    _page_fragment(str(script))
+
+
+@functools.cache
+def _compiled(script: str):
+    return compile(Path(script).read_text(encoding="utf-8"), script, "exec")
 
 
 @st.fragment
-def _page_fragment(current):
+def _page_fragment(script: str):
     share.hold()
     try:
-        rerunnable(current).run()
+        exec(_compiled(script), {"__name__": "__main__", "__file__": script})
     finally:  # also when the page stops early (st.stop on bad input)
         share.release()

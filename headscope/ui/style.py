@@ -38,7 +38,7 @@ LABEL_COLOURS = {p.short: p.colour for p in PATTERNS}
 # fit one 1280x800 screen; in presentation mode, larger text everywhere (Streamlit sizes its
 # text in rem) and charts PROJECTOR_SCALE times larger (presentation.plot). The top navigation
 # bar is 75 px high at 20 px text: the page starts 10 px below it (4.25rem). A page's heading
-# (ui.page, a container keyed <prefix>_heading) is one line there, cut with an ellipsis.
+# (headscope.ui.page, a container keyed <prefix>_heading) is one line there, cut with an ellipsis.
 PAGE_CSS = "<style>[data-testid='stMainBlockContainer']{padding:2rem 2rem 2rem 2rem}</style>"
 PRESENT_CSS = ("<style>html{font-size:20px}"
                "[data-testid='stMainBlockContainer']{padding-top:4.25rem}"

@@ -6,11 +6,12 @@ off), so the guide is drawn as HTML from our own markdown (markdown-it, CommonMa
 plain link stays in the tab. No user text goes into either document."""
 
 import re
-from pathlib import Path
 
 from markdown_it import MarkdownIt
 
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+from ..files import GUIDE
+
+DOCS = GUIDE
 GUIDE_HOST = "http://localhost:8501/"  # the guide assumes `make run` on the teacher's machine
 
 

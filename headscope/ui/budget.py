@@ -29,18 +29,6 @@ from headscope.settings import settings
 
 MB = 2**20
 CORPUS_BUDGET = settings().corpus_mb * MB
-# Uploads Streamlit keeps in memory until a session ends (ui.st_internals.cap_uploads): two
-# full-size treebanks per session (one while its replacement arrives), ten per worker.
-UPLOAD_SESSION_BUDGET = 20 * MB
-UPLOAD_WORKER_BUDGET = settings().upload_mb * MB
-
-
-def cap_uploads():
-    from .st_internals import cap_uploads as install
-
-    install(UPLOAD_SESSION_BUDGET, UPLOAD_WORKER_BUDGET)
-
-
 def slot_script_runs():
     from .st_internals import slot_script_runs as install
 
@@ -69,7 +57,7 @@ def heavy(waiting=None, done=None):
             _HEAVY.release()
 
 
-# Script runs, one at a time per worker (ui.st_internals.slot_script_runs). Each session's
+# Script runs, one at a time per worker (headscope.ui.st_internals.slot_script_runs). Each session's
 # run is a thread of the worker's one Python process, which runs Python on one core at a time
 # (the GIL). With many runs at once every run takes as long as all of them, and the event loop
 # that reads the browsers' messages and sends the pages out waits behind them for the GIL

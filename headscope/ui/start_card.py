@@ -7,6 +7,7 @@ import streamlit as st
 
 from mha_core import questions as qs
 
+from ..files import page_file
 from . import models, one_head
 from .guards import md_text
 from .labels import visible
@@ -33,7 +34,8 @@ def close():
 
 def best_fit(name: str, layer: int):
     """The best-fit single head's held-out R² for this layer (0-based) from the results shipped
-    for this model (ui/one_head.py, `python -m mha_core.one_head`); None where none are shipped."""
+    for this model (headscope/ui/one_head.py, `python -m mha_core.one_head`); None where none are
+    shipped."""
     result = one_head.load(name)
     if result is None:
         return None
@@ -67,28 +69,28 @@ def answers(name: str, text: str) -> list:
          f"Copied: each of the {s['heads']} heads reads all {s['d_model']} numbers of every "
          f"token; what is split is what each head writes ({s['d_model']} / {s['heads']} = "
          f"{s['d_head']} numbers).",
-         "pages/inside_mha.py", "Inside MHA: narrow vs wide"),
+         page_file("inside_mha"), "Inside MHA: narrow vs wide"),
         ("Why do the heads differ, and why do they stay different?",
          f"In layer {layer + 1} the {d['heads']} heads send {word} to {d['targets']} different "
          "tokens. Nobody asks them to: they start from different random weights, and heads "
          "that start identical stay identical.",
-         "pages/training_lab.py", "Training lab: the symmetry experiment"),
+         page_file("training_lab"), "Training lab: the symmetry experiment"),
         ("What do the heads learn?",
          f"On this sentence, of the {n_heads} heads: {learnt} (Clark et al. 2019's patterns).",
-         "pages/all_heads.py", "All heads: every head labelled"),
+         page_file("all_heads"), "All heads: every head labelled"),
         ("Is one head enough?",
          f"Not as the **summed head**: layer {layer + 1}'s weights read as one head put "
          f"{one['summed_share']:.0%} of each row on “{md_text(visible(one['summed_top']))}” "
          f"({one['summed_entropy']:.2f} nats, where 0 is one target and ln T = "
          f"{one['uniform']:.2f} is uniform); its heads average {one['heads_entropy']:.2f} "
          f"nats. A **trained one-head model** is another question.{fit}",
-         "pages/training_lab.py", "Training lab: 1 head vs many"),
+         page_file("training_lab"), "Training lab: 1 head vs many"),
         ("What does it cost?",
          f"The same parameters: {cost['heads']} heads of {s['d_head']} have exactly the "
          f"{cost['params_heads']:,} of one head of {s['d_model']}; but they store "
          f"{cost['heads']}× the attention maps ({cost['maps_heads']:,} numbers for {T} tokens "
          f"against {cost['maps_one']:,}).",
-         "pages/inside_mha.py", "Inside MHA: what it costs"),
+         page_file("inside_mha"), "Inside MHA: what it costs"),
     ]
 
 
@@ -120,5 +122,5 @@ def start_card(page_path: str):
             text_col, link_col = st.columns([5, 1.6], vertical_alignment="center")
             text_col.markdown(f"**{question}** {answer}")
             link_col.page_link(page, label=label, icon=":material/arrow_forward:")
-        st.page_link("pages/glossary.py", label="Glossary: nats, top key, summed head…",
+        st.page_link(page_file("glossary"), label="Glossary: nats, top key, summed head…",
                      icon=":material/menu_book:")

@@ -1,8 +1,8 @@
 """Masked words on a page (exBERT's question): the predictions at every [MASK] typed in the
 text, and a word chosen to mask, with its predictions and how every head's attention moved.
 
-The computations are ui.models.fill_mask, masked_word and change_maps (cached); a page calls
-section() once. Widget keys start with the page's prefix. A word is chosen in the section's
+The computations are headscope.ui.models.fill_mask, masked_word and change_maps (cached); a page
+calls section() once. Widget keys start with the page's prefix. A word is chosen in the section's
 select box or by a click on a token in the page's attention component: the page maps the
 clicked label to a token (click_targets) and calls mask_from_click, which sets the box.
 """

@@ -81,7 +81,7 @@ def language_notes(facts: dict, what: str = "This text"):
     """What the tokenizer does to this text's language before any head sees it, in ONE notice:
     accents stripped and capitals lowered (uncased models), words it cannot read at all, words
     it reads only letter by letter, and words cut into many pieces (with what the tokenizer's
-    mark means where the page shows one: ui.words.PIECE_MARKS). English text gets only the
+    mark means where the page shows one: headscope.ui.words.PIECE_MARKS). English text gets only the
     uncased note (a caption)."""
     norm, limits = facts["normalised"], LANGUAGE if facts["bundled"] else ""
     where = what[0].lower() + what[1:]

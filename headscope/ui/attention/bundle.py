@@ -4,8 +4,10 @@ order) and a thin adapter per host, joined into one ES module each. No copy, no 
     streamlit_js()   core + host_streamlit.js   (component.py mounts it)
     anywidget_js()   core + host_anywidget.js   (headscope.widgets and the standalone HTML)
 
-    write_served(folder) the Streamlit module and CSS as files named by their content's hash
-                     (component.py has Streamlit serve them: fetched once, not per rerun)
+    served/          the Streamlit module and CSS as files named by their content's hash, which
+                     Streamlit serves (headscope/pyproject.toml declares the folder): the
+                     browser fetches them once, not with every rerun. `make component` writes
+                     them after a change to the .js or .css files (a test fails while stale).
 
 No Streamlit here: the notebook imports this without it."""
 
@@ -15,6 +17,7 @@ from functools import cache
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+SERVED = HERE / "served"
 CORE_FILES = ("core.js", "grid.js", "gridui.js", "lines.js", "controls.js", "focus.js",
               "bars.js", "main.js", "figure.js")  # in order: draw(component) is defined in main.js
 
@@ -45,13 +48,20 @@ def anywidget_js() -> str:
     return f"const HS_CSS = {json.dumps(css())};\n" + core_js() + "\n" + _read("host_anywidget.js")
 
 
-def write_served(folder: Path) -> tuple[str, str]:
-    """streamlit_js() and css() written into folder as attention.<hash>.js and .css, the hash
-    of their content in the name (a browser's cached copy is never an older version's);
-    returns the two file names."""
-    names = []
-    for text, ext in ((streamlit_js(), "js"), (css(), "css")):
-        name = f"attention.{hashlib.sha256(text.encode()).hexdigest()[:12]}.{ext}"
-        (Path(folder) / name).write_text(text, encoding="utf-8")
-        names.append(name)
-    return names[0], names[1]
+def served_files() -> dict[str, str]:
+    """What served/ must hold: file name -> text. The name carries a hash of the content, so
+    that a browser's cached copy is never an older version's."""
+    return {f"attention.{hashlib.sha256(text.encode()).hexdigest()[:12]}.{ext}": text
+            for text, ext in ((streamlit_js(), "js"), (css(), "css"))}
+
+
+def write_served(folder: Path = SERVED) -> list[str]:
+    """served_files() written into folder, and older versions removed; returns the names."""
+    folder.mkdir(exist_ok=True)
+    wanted = served_files()
+    for old in folder.glob("attention.*"):
+        if old.name not in wanted:
+            old.unlink()
+    for name, text in wanted.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return sorted(wanted)

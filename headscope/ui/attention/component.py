@@ -1,10 +1,12 @@
 """The attention component: Streamlit Custom Components v2, drawn in the page (no iframe) by our
 own vanilla JS on <canvas>. No CDN, no npm build, no third-party JS: the .js and .css files
-beside this module are joined once (bundle.py) into two files of a folder of this process that
-the server serves (ui.st_internals.serve_component_files): every element message carries
-their URL, not the ~130 kB of code, and the browser fetches them once per page.
+beside this module are joined (bundle.py) into the two files of served/, which Streamlit serves
+as the component's assets (headscope/pyproject.toml, the package's manifest): every element
+message carries their URL, not the ~130 kB of code, and the browser fetches them once per page.
+Where Streamlit has not found the manifest (headscope not installed, or AppTest, which starts
+no server), the code travels inline instead.
 
-    from ui.attention import attention, focus_payload, grid_payload, lines_payload
+    from headscope.ui.attention import attention, focus_payload, grid_payload, lines_payload
     attention(grid_payload(maps, labels, special, titles, heads=H, selected=h), key="ex_grid",
               on_head=pick)                 # the Explorer's maps; a click on head i calls pick(i)
     attention(focus_payload(top, weight, labels, colors, "with"), key="ex_focus_grid",
@@ -30,37 +32,31 @@ segments' key names, null for "other"); data-draw-ms the last decode + draw;
 data-hover-ms is the last hover's event-to-drawn time (performance.now()).
 """
 
-import atexit
 import json
-import shutil
-import tempfile
-from pathlib import Path
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
-from .. import st_internals
 from ..presentation import presenting
 from ..style import PROJECTOR_SCALE
 from . import bundle
 
 JS = bundle.streamlit_js()  # the drawing core + the Streamlit adapter (bundle.py)
 CSS = bundle.css()
-NAME = "headscope.attention"
-# this process's served copy of JS and CSS (a private new folder: no other user can put files in)
-SERVED = Path(tempfile.mkdtemp(prefix="headscope-attention-"))
-atexit.register(shutil.rmtree, SERVED, ignore_errors=True)
-JS_FILE, CSS_FILE = bundle.write_served(SERVED)
-_MOUNT = []  # the mounting callable, made by the first call in a running server
+NAME = "headscope.attention"  # the manifest's project name and component name
+_MOUNT = []  # (served, the mounting callable), made once per process
 
 
 def _mounter():
-    """st.components.v2's callable, made once: with the served files when the server knows the
-    folder (ui.st_internals.serve_component_files), else with the code inline (sent with every
-    rerun). Later servers (AppTest's) are told the folder before each mount."""
+    """st.components.v2's callable, made once: with the served files when this server found
+    the package's manifest (the file names are globs inside its asset folder), else with the
+    code inline (sent with every rerun)."""
     if not _MOUNT:
-        served = st_internals.serve_component_files(NAME, SERVED)
-        _MOUNT.append((served, st.components.v2.component(
-            NAME, js=JS_FILE if served else JS, css=CSS_FILE if served else CSS)))
+        try:
+            mount = st.components.v2.component(NAME, js="attention.*.js", css="attention.*.css")
+            _MOUNT.append((True, mount))
+        except StreamlitAPIException:  # no asset folder known for NAME
+            _MOUNT.append((False, st.components.v2.component(NAME, js=JS, css=CSS)))
     return _MOUNT[0]
 
 
@@ -71,7 +67,7 @@ def js_lines() -> int:
 
 def attention(payload: dict, key: str, on_head=None, on_view=None, on_cell=None,
               on_token=None, filename: str = "attention", tag: str = "", meta=None):
-    """Mount the component with one payload (ui.attention.payload) under a stable key.
+    """Mount the component with one payload (headscope.ui.attention.payload) under a stable key.
 
     on_head(i): called (as a Streamlit callback, before the rerun) when head i of a grid is
     clicked. on_view(view): called when the head view's state changes in the browser.
@@ -109,9 +105,7 @@ def attention(payload: dict, key: str, on_head=None, on_view=None, on_cell=None,
                 and 0 <= value < len(payload.get("tokens", ())):
             on_token(value)
 
-    served, mount = _mounter()
-    if served:  # this server (AppTest starts one per test) must know the folder
-        st_internals.serve_component_files(NAME, SERVED)
+    _, mount = _mounter()
     # one JSON string (the browser parses it, host_streamlit.js): a dict would be walked by
     # Streamlit for dataframes to send as Arrow (bidi_component serialization), ~1 ms a call
     return mount(key=key, data=json.dumps(data), on_head_change=head_changed,

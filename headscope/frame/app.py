@@ -1,0 +1,60 @@
+"""headscope: what every attention head of a real BERT looks at. Streamlit's main script
+(`headscope run`, `make run`).
+
+The frame: page config, navigation over the pages (headscope.files.PAGES), the sidebar every
+page shares, and the link (query parameters) that restores a view. The pages declare their own
+widgets and link parameters (headscope.ui.page.Page); nothing here lists them.
+"""
+
+import streamlit as st
+
+from headscope.files import PAGES
+from headscope.ui import budget, link, page, sidebar, start_card, style, threads
+from headscope.ui.presentation import presenting
+from headscope.ui.st_internals import batch_script_events
+
+batch_script_events()  # once per process: a run's elements go to the browser together
+budget.slot_script_runs()  # once per process: one script run at a time (others queue)
+threads.limit()  # one torch thread per process: the sessions share the cores
+st.set_page_config(page_title="headscope", page_icon=style.FAVICON, layout="wide")
+
+link_notes = link.read_query_params()  # first run of a session only: the shared link
+start_card.first_run()  # a session opened without a link to a view gets the start card
+st.html(style.PAGE_CSS)  # constant CSS, no user text
+if presenting():
+    st.html(style.PRESENT_CSS)
+
+pages = [
+    # Material icons (bundled with Streamlit): emoji render as boxes without an emoji font
+    st.Page(PAGES / "explorer.py", title="Explorer", icon=":material/grid_view:", default=True),
+    st.Page(PAGES / "head_view.py", title="Head view", icon=":material/share:"),
+    st.Page(PAGES / "inside_mha.py", title="Inside MHA", icon=":material/calculate:"),
+    st.Page(PAGES / "training_lab.py", title="Training lab", icon=":material/model_training:"),
+    st.Page(PAGES / "all_heads.py", title="All heads", icon=":material/apps:"),
+    st.Page(PAGES / "head_lab.py", title="Head lab", icon=":material/tune:"),
+    st.Page(PAGES / "two_readings.py", title="Two readings", icon=":material/compare_arrows:"),
+    st.Page(PAGES / "corpus_search.py", title="Corpus search", icon=":material/manage_search:"),
+    st.Page(PAGES / "what_heads_learn.py", title="What heads learn",
+            icon=":material/account_tree:"),
+    st.Page(PAGES / "glossary.py", title="Glossary", icon=":material/menu_book:"),
+    st.Page(PAGES / "about.py", title="About", icon=":material/info:"),
+]
+current = st.navigation(pages, position="top" if presenting() else "sidebar")
+link.claim_pending(current.url_path)  # the link's page values are for the page it opened
+page.keep_widgets()  # a page's settings survive a visit to another page
+# The Explorer runs as a fragment (headscope.ui.page.run_as_fragment): a layer, head or focus
+# change reruns the page alone, and the page draws the copy-link box, which follows its link
+alone = current.url_path == ""
+# The Training lab trains its own small models and About shows text: neither waits for the
+# BERT checkpoint
+sidebar.sidebar(needs_model=current.url_path not in ("training_lab", "about", "glossary"),
+                page_path=current.url_path, own_sentences=current.url_path == "two_readings",
+                box_by_page=alone)
+link.sync_link()
+for note in link_notes:
+    st.warning(note, icon=style.ICON_LINK)
+start_card.start_card(current.url_path)
+if alone:
+    page.run_as_fragment(PAGES / "explorer.py")
+else:
+    current.run()

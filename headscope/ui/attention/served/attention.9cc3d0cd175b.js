@@ -1,0 +1,1465 @@
+// headscope attention component, part 1 of 5: decoding, colours, small DOM helpers.
+// The files are joined into one ES module in the order of bundle.CORE_FILES. Token text reaches
+// the page only through textContent and canvas fillText; the data is never code or markup.
+
+const STATES = new WeakMap(); // host element -> its state; listeners are attached once per host
+const CANVAS_STATE = new WeakMap(); // a view's main canvas -> its state (for the PNG figure)
+let EXPORT_DPR = 0; // device px per CSS px while a figure is drawn for export; 0 = the screen's
+
+// An array sent by payload.pack: {dtype, shape, b64}, or {dtype, shape, bytes} (a Uint8Array: a
+// host adapter's binary buffer); 16/8-bit levels become weights in [0, 1]
+function decode(d) {
+  const bytes = d.bytes ? d.bytes : Uint8Array.fromBase64 ? Uint8Array.fromBase64(d.b64)
+    : Uint8Array.from(atob(d.b64), (c) => c.charCodeAt(0));
+  const buf = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
+  if (d.dtype === "f4") return new Float32Array(buf);
+  if (d.dtype === "i2") return new Int16Array(buf);
+  if (d.dtype === "u4") return new Uint32Array(buf);
+  const lv = d.dtype === "u2" ? new Uint16Array(buf) : new Uint8Array(buf);
+  const top = d.dtype === "u2" ? 65535 : 255;
+  const out = new Float32Array(lv.length);
+  for (let i = 0; i < lv.length; i++) out[i] = lv[i] / top;
+  return out;
+}
+
+function parseColor(c) {
+  const m = /rgb\((\d+),\s*(\d+),\s*(\d+)\)/.exec(c);
+  if (m) return [+m[1], +m[2], +m[3]];
+  const h = c.replace("#", "");
+  return [0, 2, 4].map((i) => parseInt(h.slice(i, i + 2), 16));
+}
+
+// 256 RGB entries from plotly-style stops [[0, "rgb(...)"], ..., [1, "rgb(...)"]]
+function colorLut(stops) {
+  const lut = new Uint8ClampedArray(256 * 3);
+  const pts = stops.map(([t, c]) => [t, parseColor(c)]);
+  for (let i = 0; i < 256; i++) {
+    const t = i / 255;
+    let j = 0;
+    while (j < pts.length - 2 && t > pts[j + 1][0]) j++;
+    const [t0, c0] = pts[j], [t1, c1] = pts[j + 1];
+    const f = t1 > t0 ? Math.min(1, Math.max(0, (t - t0) / (t1 - t0))) : 0;
+    for (let ch = 0; ch < 3; ch++) lut[i * 3 + ch] = c0[ch] + f * (c1[ch] - c0[ch]);
+  }
+  return lut;
+}
+
+// WCAG relative luminance of a colour, and the ink (near black or white) with the higher
+// contrast on it: text printed on a coloured cell
+function luminance(c) {
+  const lin = parseColor(c).map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; });
+  return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2];
+}
+
+function contrast(a, b) {
+  const la = luminance(a), lb = luminance(b);
+  return (Math.max(la, lb) + 0.05) / (Math.min(la, lb) + 0.05);
+}
+
+function inkOn(c) {
+  return contrast("#1f1f1f", c) >= contrast("#ffffff", c) ? "#1f1f1f" : "#ffffff";
+}
+
+function headColor(data, h) {
+  const c = data.head_colors;
+  return h < c.length ? c[h] : `hsl(${(h * 137.5) % 360}, 65%, 42%)`;
+}
+
+// An element with a class and, optionally, text (always textContent)
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// A canvas sized in CSS pixels, sharp on high-density screens
+function sizeCanvas(cv, w, h) {
+  const dpr = EXPORT_DPR || window.devicePixelRatio || 1; // EXPORT_DPR: a figure's scale (figure.js)
+  cv.width = Math.max(1, Math.round(w * dpr));
+  cv.height = Math.max(1, Math.round(h * dpr));
+  cv.style.width = `${w}px`;
+  cv.style.height = `${h}px`;
+  const ctx = cv.getContext("2d");
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  return ctx;
+}
+
+// A token as one line of visible text (as headscope.ui.labels.visible): control characters as control
+// pictures, format characters (bidi overrides, zero-width) as <U+XXXX>; long ones cut with "…"
+function shown(s, max) {
+  let t = String(s).replace(/[\u0000-\u001f\u007f]/g, (c) =>
+    c === "\u007f" ? "\u2421" : String.fromCharCode(0x2400 + c.charCodeAt(0)))
+    .replace(/[\p{Cf}\p{Zl}\p{Zp}\u0080-\u009f]/gu, (c) =>
+      `<U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}>`);
+  if (!t) t = "\u2423";
+  return max && t.length > max ? t.slice(0, max - 1) + "\u2026" : t;
+}
+
+function fontPx(px) {
+  return `${px}px "Source Sans Pro", "Source Sans 3", sans-serif`;
+}
+
+function download(blob, name) {
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = name;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(a.href), 10000);
+}
+
+// The widest label in px (capped) for a font
+function labelRoom(ctx, labels, px, cap) {
+  ctx.font = fontPx(px);
+  let w = 0;
+  for (const t of labels) w = Math.max(w, ctx.measureText(t).width);
+  return Math.ceil(Math.min(w, cap)) + 6;
+}
+
+// Text in a box of `width` px: the font shrinks (from px down to `least` px, 8 unless given)
+// before the text is cut with "…"
+function fitText(ctx, text, width, px, least = 8) {
+  let size = px;
+  ctx.font = fontPx(size);
+  while (size - 1 >= least && ctx.measureText(text).width > width) ctx.font = fontPx(--size);
+  let t = text;
+  while (t.length > 1 && ctx.measureText(t).width > width) t = t.slice(0, -2) + "\u2026";
+  return t;
+}
+
+// The smallest px a view drew its text with, on the host element for tests: data-label-px
+// (token labels), data-title-px (map and grid titles), data-number-px (printed numbers) and
+// data-unlabelled (shown tokens without a label in the labelled maps); the focus grid also
+// data-contrast (the lowest WCAG contrast of its text on its cells)
+function markPx(host, px) {
+  for (const [k, v] of Object.entries(px)) host.dataset[k] = Number.isFinite(v) ? String(Math.round(v * 10) / 10) : "";
+}
+
+// part 2a: the head grid (the Explorer), its layout and drawing. The heads of one layer in a
+// grid, the extra maps (single head, mean) beside them, one colour scale (data.range, 0..1 for
+// weights, -1..1 for a difference) and its legend, all on one canvas. gridui.js adds the hover
+// (an overlay canvas: a hover never redraws the maps and never asks the server) and the clicks.
+
+// With data.fit, the room left on the first screen below the maps' top (CSS px): the page is
+// laid out for a projector, where nothing may need scrolling. Infinity without data.fit.
+function fitRoom(g) {
+  if (!g.data.fit) return Infinity;
+  const r = g.box.getBoundingClientRect();
+  let s = g.host.parentElement;
+  while (s && s !== document.body) {
+    const o = getComputedStyle(s).overflowY;
+    if ((o === "auto" || o === "scroll") && s.scrollHeight > s.clientHeight) break;
+    s = s.parentElement;
+  }
+  if (!s || s === document.body) return window.innerHeight - (r.top + window.scrollY) - 8;
+  const sr = s.getBoundingClientRect();
+  return s.clientHeight - (r.top - sr.top + s.scrollTop) - 8;
+}
+
+// n maps of side `tile`, `cols` to a row, left to right and top to bottom: query labels left
+// of the first column (room), a title above each map, key labels under the last row.
+function tiles(n, cols, tile, { room, titleH, gap }) {
+  const maps = [];
+  for (let i = 0; i < n; i++) {
+    const r = Math.floor(i / cols), c = i % cols;
+    maps.push({ i, x: room + c * (tile + gap), y: titleH + r * (tile + titleH + gap), size: tile,
+      left: c === 0, bottom: i + cols >= n });
+  }
+  return maps;
+}
+
+function gridLayout(g, W) {
+  const d = g.data, s = d.scale, G = d.tokens.length;
+  const M = g.count, Hn = d.heads, extra = M - Hn;
+  if (d.big) return bigLayout(g, W);
+  if (d.present && d.fit) return presentLayout(g, W);
+  const font = (G <= 16 ? 11 : 9) * s, titleH = 18 * s, gap = 10 * s, legendH = 40 * s;
+  const ctx = g.main.getContext("2d");
+  const room = labelRoom(ctx, g.labels, font, 90 * s);
+  const px = { font, title: 12 * s, number: 11 * s, titleMin: 8 };
+  if (d.fit) return fitLayout(g, W, { M, G, font, titleH, gap, legendH, room, s, px });
+  const cols = Hn <= 4 ? Hn : Hn <= 12 ? 3 : 4, rows = Math.ceil(Hn / cols);
+  const side = extra > 0 && W >= 560 ? Math.floor(W * 0.4) : 0;
+  const gridW = W - side - (side ? 16 * s : 0);
+  const tile = Math.max(40, Math.min(150 * s, Math.floor((gridW - room - (cols - 1) * gap) / cols)));
+  const maps = tiles(Hn, cols, tile, { room, titleH, gap });
+  let h = rows * (tile + titleH + gap) + room;
+  const sideTile = side ? Math.max(40, Math.min(side - room - 8, 215 * s)) : tile;
+  for (let j = 0; j < extra; j++) {
+    const x = side ? gridW + 16 * s + room : room + j * (tile + room + gap);
+    const y = side ? titleH + j * (sideTile + titleH + room) : h + titleH;
+    maps.push({ i: Hn + j, x, y, size: sideTile, left: true, bottom: true });
+  }
+  if (side) h = Math.max(h, extra * (sideTile + titleH + room));
+  else if (extra) h += sideTile + titleH + room;
+  const legend = { x: side ? gridW + 16 * s + room : room, y: h + 6 * s, w: 160 * s, h: 10 * s };
+  return { maps, font, titleH, room, W, H: h + legendH, legend, G, px };
+}
+
+// A projector's layout (data.fit): every map (heads, then single head and mean) in one grid of
+// the rows and columns that give the largest tiles within the width and the first screen's
+// height (fitRoom); query labels left of the first column, key labels under the last row.
+function fitLayout(g, W, o) {
+  const { M, G, font, titleH, gap, legendH, room, s, px } = o;
+  const maxH = fitRoom(g);
+  let best = null;
+  for (let rows = 1; rows <= M; rows++) {
+    const cols = Math.ceil(M / rows);
+    const byW = Math.floor((W - room - (cols - 1) * gap) / cols);
+    const byH = Math.floor((maxH - room - legendH - rows * (titleH + gap)) / rows);
+    const tile = Math.min(150 * s, byW, byH);
+    if (!best || tile > best.tile) best = { rows, cols, tile };
+  }
+  const { rows, cols } = best, tile = Math.max(40, best.tile);
+  const maps = tiles(M, cols, tile, { room, titleH, gap });
+  const h = rows * (tile + titleH + gap) + room;
+  const legend = { x: room, y: h + 6 * s, w: 160 * s, h: 10 * s };
+  return { maps, font, titleH, room, W, H: h + legendH, legend, G, px };
+}
+
+// Presentation mode (data.present with data.fit), designed for reading from the back of a room: the heads
+// as clickable thumbnails in a row (titles only), and below them the enlarged head and the
+// extra maps (summed head, mean) large, every token labelled. Text is PRESENT_PX CSS px at a
+// 1280 px wide window and grows with the window (projectorFactor).
+function presentLayout(g, W) {
+  const d = g.data, G = d.tokens.length, M = g.count, Hn = d.heads, k = projectorFactor();
+  const font = PRESENT_PX * k, titleH = Math.round(font * 1.5), gap = Math.round(12 * k);
+  const legendH = Math.round(font * 2.6);
+  const room = labelRoom(g.main.getContext("2d"), g.labels, font, 170 * k);
+  const cols = Math.min(Hn, 12), rows = Math.ceil(Hn / cols);
+  const thumb = Math.max(30, Math.min(Math.round(100 * k), Math.floor((W - (cols - 1) * gap) / cols)));
+  const maps = tiles(Hn, cols, thumb, { room: 0, titleH, gap }).map((m) => ({ ...m, left: false, bottom: false, thumb: true }));
+  const top = rows * (thumb + titleH + gap) + gap;
+  const big = (d.selected === null || d.selected === undefined ? [] : [d.selected]);
+  for (let j = Hn; j < M; j++) big.push(j);
+  const nb = Math.max(1, big.length), bigGap = 2 * gap;
+  const byW = Math.floor((W - room - (nb - 1) * bigGap) / nb);
+  const byH = Math.floor(fitRoom(g) - top - titleH - room - legendH);
+  // each label gets a cell of 1.4 times its font at least (labels never touch); larger when
+  // the first screen has the room, up to the width
+  const size = Math.max(40, Math.min(byW, Math.max(Math.ceil(G * font * 1.4), Math.min(byH, 44 * k * G))));
+  big.forEach((i, j) => maps.push({ i, x: room + j * (size + bigGap), y: top + titleH, size,
+    left: j === 0, bottom: true }));
+  const h = top + titleH + size + room;
+  const legend = { x: room, y: h + 6 * k, w: 220 * k, h: 14 * k };
+  return { maps, font, titleH, room, W, H: h + legendH, legend, G,
+    px: { font, title: font, number: font, titleMin: font } };
+}
+
+// The enlarged head (data.big): one map, large (520 px at scale 1, within the width), its title
+// above and the legend under it; every token labelled while the labels fit (drawLabels thins)
+function bigLayout(g, W) {
+  const d = g.data, s = d.scale, G = d.tokens.length;
+  const font = d.present ? PRESENT_PX * projectorFactor() : 12 * s, titleH = Math.round(font * 1.9);
+  const room = labelRoom(g.main.getContext("2d"), g.labels, font, 120 * s);
+  const size = Math.max(60, Math.min(W - room - 8, 520 * s));
+  const maps = [{ i: 0, x: room, y: titleH, size, left: true, bottom: true }];
+  const h = titleH + size + room, legend = { x: room, y: h + 6 * s, w: 160 * s, h: 10 * s };
+  return { maps, font, titleH, room, W, H: h + Math.round(font * 2.4), legend, G,
+    px: { font, title: font * 1.15, number: font, titleMin: font } };
+}
+
+// The size factor of presentation mode's text: 1 at a 1280 px wide window, up to 2
+function projectorFactor() {
+  return Math.min(2, Math.max(1, window.innerWidth / 1280));
+}
+const PRESENT_PX = 18; // presentation mode's smallest text (CSS px at 1280 px wide)
+
+// A value's place in the colour table (g.lut, 3 bytes an entry); NaN (no value) is the scale's start
+function lutIndex(g, val) {
+  const [lo, hi] = g.range, t = (val - lo) / (hi - lo || 1);
+  return (t >= 0 ? Math.min(255, Math.round(t * 255)) : 0) * 3;
+}
+
+function drawGrid(g) {
+  const d = g.data, L = g.layout, G = L.G, s = d.scale;
+  const ctx = sizeCanvas(g.main, L.W, L.H);
+  sizeCanvas(g.over, L.W, L.H);
+  g.drawnPx = { title: Infinity, label: Infinity };
+  g.unlabelled = new Set();
+  ctx.fillStyle = "#ffffff";
+  ctx.fillRect(0, 0, L.W, L.H);
+  // each map: G x G pixels through the colour table, then scaled up without smoothing
+  const img = new ImageData(G, G), px = img.data, src = document.createElement("canvas");
+  src.width = src.height = G;
+  const sctx = src.getContext("2d");
+  ctx.imageSmoothingEnabled = false;
+  for (const m of L.maps) {
+    const off = m.i * G * G;
+    for (let c = 0; c < G * G; c++) {
+      const li = lutIndex(g, g.values[off + c]);
+      px[c * 4] = g.lut[li]; px[c * 4 + 1] = g.lut[li + 1]; px[c * 4 + 2] = g.lut[li + 2];
+      px[c * 4 + 3] = 255;
+    }
+    sctx.putImageData(img, 0, 0);
+    ctx.drawImage(src, m.x, m.y, m.size, m.size);
+    ctx.fillStyle = "#31333f";
+    ctx.textAlign = "center";
+    ctx.textBaseline = "bottom";
+    const room = m.thumb ? m.size + 10 : d.fit ? m.size + 8 * s : m.size + 60 * s;  // not over the next
+    const title = m.thumb && d.short_titles ? d.short_titles[m.i] : d.titles[m.i];
+    const fitted = fitText(ctx, shown(title ?? "", 40), room, L.px.title, L.px.titleMin);
+    g.drawnPx.title = Math.min(g.drawnPx.title, parseFloat(ctx.font));
+    ctx.fillText(fitted, m.x + m.size / 2, m.y - 3 * s);
+    if (m.i === d.selected) {
+      ctx.strokeStyle = "#d62728";
+      ctx.lineWidth = 3;
+      ctx.strokeRect(m.x - 3, m.y - 3, m.size + 6, m.size + 6);
+    }
+    drawLabels(g, ctx, m);
+  }
+  drawLegend(ctx, L.legend, g.lut, d.legend, L.px.number, g.range);
+}
+
+// Token labels left of a map (queries) and under it (keys), thinned to fit the cells (never the
+// focus token's, drawn bold and red); tokens left without a label go to g.unlabelled
+function drawLabels(g, ctx, m) {
+  if (!m.left && !m.bottom) return;  // a thumbnail
+  const G = g.layout.G, cell = m.size / G, f = g.layout.font, focus = g.data.focus;
+  const step = Math.max(1, Math.ceil((f * 0.85) / cell));
+  for (let t = 0; t < G; t++) {
+    if (t % step && t !== focus) { g.unlabelled.add(t); continue; }
+    ctx.font = (t === focus ? "bold " : "") + fontPx(f);
+    ctx.fillStyle = t === focus ? "#d62728" : g.data.special[t] ? "#767676" : "#31333f";
+    const mid = (t + 0.5) * cell;
+    if (m.left) {
+      ctx.textAlign = "right";
+      ctx.textBaseline = "middle";
+      ctx.fillText(g.labels[t], m.x - 6, m.y + mid, g.layout.room - 6);  // clear of the outline
+    }
+    if (m.bottom) {
+      ctx.save();
+      ctx.translate(m.x + mid, m.y + m.size + 7);  // clear of the outline
+      ctx.rotate(-Math.PI / 2);
+      ctx.textAlign = "right";
+      ctx.textBaseline = "middle";
+      ctx.fillText(g.labels[t], 0, 0, g.layout.room - 6);
+      ctx.restore();
+    }
+    g.drawnPx.label = Math.min(g.drawnPx.label, f);
+  }
+}
+
+function drawLegend(ctx, b, lut, title, px, range) {
+  for (let i = 0; i < b.w; i++) {
+    const li = Math.round((i / (b.w - 1)) * 255) * 3;
+    ctx.fillStyle = `rgb(${lut[li]},${lut[li + 1]},${lut[li + 2]})`;
+    ctx.fillRect(b.x + i, b.y, 1.5, b.h);
+  }
+  ctx.strokeStyle = "#999";
+  ctx.lineWidth = 1;
+  ctx.strokeRect(b.x, b.y, b.w, b.h);
+  ctx.fillStyle = "#31333f";
+  ctx.font = fontPx(px);
+  ctx.textBaseline = "top";
+  const [lo, hi] = range;
+  for (const f of [0, 0.5, 1]) {
+    ctx.textAlign = f === 0 ? "left" : f === 1 ? "right" : "center";
+    ctx.fillText(String(lo + f * (hi - lo)).replace("-", "\u2212"), b.x + f * b.w, b.y + b.h + 2);
+  }
+  ctx.textAlign = "left";
+  ctx.textBaseline = "middle";
+  ctx.fillText(title, b.x + b.w + px * 0.6, b.y + b.h / 2);
+}
+
+
+// part 2b: the head grid's pointer. Hover highlights the hovered row and column in every map and
+// reads the cell ("q → k: 0.123", signed for a difference, with the raw norm when sent); a click
+// on a head enlarges it (trigger "head"); a click on a maskable query label masks that token
+// (trigger "token", the label's index in data.tokens).
+
+// A number as Python's "%.3g" writes it (the atlas's hover prints raw norms the same way)
+function g3(v) {
+  if (!Number.isFinite(v)) return String(v);
+  if (v === 0) return "0";
+  const [m, e] = v.toExponential(2).split("e"), ex = +e;
+  const trim = (t) => (t.includes(".") ? t.replace(/\.?0+$/, "") : t);
+  if (ex < -4 || ex >= 3) return `${trim(m)}e${ex < 0 ? "-" : "+"}${String(Math.abs(ex)).padStart(2, "0")}`;
+  return trim(v.toFixed(2 - ex));
+}
+
+// What the pointer is over: {map, q, k} in a map, {q} on query labels, {k} on key labels
+function gridHit(g, x, y) {
+  const G = g.layout.G;
+  for (const m of g.layout.maps) {
+    const cell = m.size / G;
+    const inX = x >= m.x && x < m.x + m.size, inY = y >= m.y && y < m.y + m.size;
+    if (inX && inY) return { map: m, q: Math.floor((y - m.y) / cell), k: Math.floor((x - m.x) / cell) };
+    if (m.left && inY && x < m.x && x >= m.x - g.layout.room) return { q: Math.floor((y - m.y) / cell) };
+    if (m.bottom && inX && y >= m.y + m.size && y < m.y + m.size + g.layout.room)
+      return { k: Math.floor((x - m.x) / cell) };
+  }
+  return null;
+}
+
+// A query label that a click masks (the page sent data.maskable)
+function maskHit(g, hit) {
+  const mk = g.data.maskable;
+  return !!(hit && !hit.map && hit.q !== undefined && mk && mk[hit.q]);
+}
+
+// The highlight: the hovered query row and key column in every map at once
+function drawHover(g, hit) {
+  const L = g.layout, ctx = g.over.getContext("2d");
+  ctx.clearRect(0, 0, L.W, L.H);
+  if (!hit) return;
+  ctx.fillStyle = "rgba(255, 140, 0, 0.22)";
+  ctx.strokeStyle = "rgba(230, 100, 0, 0.95)";
+  ctx.lineWidth = 1;
+  for (const m of L.maps) {
+    const cell = m.size / L.G, band = Math.max(cell, 2);
+    if (hit.q !== undefined) {
+      const y = m.y + hit.q * cell - (band - cell) / 2;
+      ctx.fillRect(m.x, y, m.size, band);
+      ctx.strokeRect(m.x, y, m.size, band);
+    }
+    if (hit.k !== undefined) {
+      const x = m.x + hit.k * cell - (band - cell) / 2;
+      ctx.fillRect(x, m.y, band, m.size);
+      ctx.strokeRect(x, m.y, band, m.size);
+    }
+  }
+}
+
+function gridTooltip(g, hit, x, y) {
+  const tip = g.tip, d = g.data;
+  if (maskHit(g, hit)) {
+    tip.firstChild.textContent = "click: mask this token";
+    tip.lastChild.textContent = `${d.tokens[hit.q]} \u2192 [MASK]`;
+  } else if (hit && !hit.map) {  // a label: the whole token (a long one is cut on the canvas)
+    tip.firstChild.textContent = hit.q !== undefined ? "query (row)" : "key (column)";
+    tip.lastChild.textContent = d.tokens[hit.q ?? hit.k];
+  } else if (hit && hit.map) {
+    const G = g.layout.G, c = hit.map.i * G * G + hit.q * G + hit.k, w = g.values[c];
+    const signed = g.range[0] < 0 && w >= 0 ? "+" : "";
+    const r = g.raw ? g.raw[c] : NaN;
+    tip.firstChild.textContent = d.titles[hit.map.i] ?? "";
+    tip.lastChild.textContent = `${d.tokens[hit.q]} \u2192 ${d.tokens[hit.k]}: ${signed}${w.toFixed(3)}` +
+      (Number.isFinite(r) ? ` (\u2016\u03b1f\u2016 ${g3(r)})` : "");
+  } else { tip.hidden = true; return; }
+  tip.hidden = false;
+  const right = x + 14 + tip.offsetWidth > g.layout.W;
+  tip.style.left = `${right ? x - 14 - tip.offsetWidth : x + 14}px`;
+  tip.style.top = `${y + 14}px`;
+}
+
+function setupGrid(g) {
+  g.box = el("div", "hs-box");
+  g.main = el("canvas", "hs-main");
+  g.over = el("canvas", "hs-over");
+  g.tip = el("div", "hs-tip");
+  g.tip.append(el("div", "hs-tip-title"), el("div", "hs-tip-text"));
+  g.tip.hidden = true;
+  const bar = el("div", "hs-bar");
+  const png = el("button", "hs-btn", "PNG");
+  png.title = "Save the maps as a PNG image";
+  png.addEventListener("click", () => exportPng(g.main, `${g.data.filename || "attention"}.png`));
+  const svg = el("button", "hs-btn", "SVG");
+  svg.title = "The maps as an SVG drawing";
+  svg.addEventListener("click", () => exportGridSvg(g));
+  bar.append(png, svg);
+  g.box.append(g.main, g.over, g.tip);
+  g.root.append(bar, g.box);
+  const pos = (e) => { const r = g.over.getBoundingClientRect(); return [e.clientX - r.left, e.clientY - r.top]; };
+  g.over.addEventListener("mousemove", (e) => {
+    const t0 = performance.now(), [x, y] = pos(e);
+    const hit = gridHit(g, x, y);
+    drawHover(g, hit);
+    gridTooltip(g, hit, x, y);
+    const clickable = (hit && hit.map && hit.map.i < g.data.heads) || maskHit(g, hit);
+    g.over.style.cursor = clickable ? "pointer" : "default";
+    const t1 = performance.now();
+    g.host.dataset.hoverMs = (t1 - e.timeStamp).toFixed(2); // from the input event
+    g.host.dataset.hoverWorkMs = (t1 - t0).toFixed(2); // the handler's own work
+    g.host.dataset.hover = hit ? `${hit.q ?? ""}:${hit.k ?? ""}` : "";
+  });
+  g.over.addEventListener("mouseleave", () => { drawHover(g, null); gridTooltip(g, null); g.host.dataset.hover = ""; });
+  g.over.addEventListener("click", (e) => {
+    const hit = gridHit(g, ...pos(e));
+    if (hit && hit.map && hit.map.i < g.data.heads) g.component.setTriggerValue("head", hit.map.i);
+    else if (maskHit(g, hit)) g.component.setTriggerValue("token", hit.q);
+  });
+}
+
+function renderGrid(g) {
+  const d = g.data;
+  g.values = decode(d.maps);
+  g.raw = d.raw ? decode(d.raw) : null;
+  g.range = d.range || [0, 1];
+  g.count = d.maps.shape[0];
+  g.lut = colorLut(d.colorscale);
+  g.labels = d.tokens.map((t) => shown(t, 14));
+  redrawGrid(g);
+}
+
+function redrawGrid(g) {
+  g.layout = gridLayout(g, g.width());
+  drawGrid(g);
+  drawHover(g, null);
+  g.tip.hidden = true;
+  g.host.dataset.maps = String(g.count);
+  g.host.dataset.heads = String(g.data.heads);
+  g.host.dataset.selected = g.data.selected === null ? "" : String(g.data.selected + 1);
+  // where each map is on the canvas (CSS px), for tests that point at a cell
+  g.host.dataset.layout = JSON.stringify(g.layout.maps.map(({ i, x, y, size, thumb }) => ({ i, x, y, size, thumb: !!thumb })));
+  markPx(g.host, { labelPx: g.drawnPx.label, titlePx: g.drawnPx.title, numberPx: g.layout.px.number,
+    unlabelled: g.unlabelled.size });
+}
+
+// part 3 of 5: the head view (two columns of tokens, a line per head and pair) and the model
+// view (every layer x head as a small line view). Lines come as sparse entries per head, the
+// strongest first (payload.lines_payload). All lines of a frame go into one Path2D per head and
+// opacity step: never a DOM element per line. At most CAP lines are drawn per frame.
+
+const CAP_HEAD = 20000, CAP_MODEL = 60000, STEPS = 16;
+const SEGMENT_FILTERS = { "all": null, "A\u2192A": [0, 0], "A\u2192B": [0, 1], "B\u2192A": [1, 0], "B\u2192B": [1, 1] };
+
+function linesData(v) {
+  const d = v.data;
+  v.q = decode(d.q); v.k = decode(d.k); v.w = decode(d.w); v.off = decode(d.offsets);
+  v.labels = d.tokens.map((t) => shown(t, 24));
+  v.twoSegments = !!d.segments && d.segments.includes(0) && d.segments.includes(1);
+}
+
+// Entries of head h in the current layer that pass the threshold and the filters, strongest
+// first, at most `cap`; calls put(q, k, w) for each. Returns how many passed the threshold.
+function eachLine(v, layer, h, cap, put, keep) {
+  const i0 = v.off[layer * v.data.heads + h], i1 = v.off[layer * v.data.heads + h + 1];
+  const thr = v.threshold, seg = SEGMENT_FILTERS[v.segment], sg = v.data.segments;
+  let n = 0, passed = 0;
+  for (let i = i0; i < i1; i++) {
+    const w = v.w[i];
+    if (w < thr) break; // sorted: the rest are weaker
+    const q = v.q[i], k = v.k[i];
+    if (seg && (sg[q] !== seg[0] || sg[k] !== seg[1])) continue;
+    if (keep && !keep(q, k)) continue;
+    passed++;
+    if (n < cap) { put(q, k, w); n++; }
+  }
+  return passed;
+}
+
+function alphaOf(v, q, k, w) {
+  const sp = v.data.special, dim = v.dim && (sp[q] || sp[k]) ? 0.15 : 1;
+  return Math.min(STEPS - 1, Math.floor(Math.min(1, w) * dim * STEPS));
+}
+
+// The lines of the selected heads, bucketed by opacity: {h: [sink x STEPS]} (a sink is a
+// Path2D, or an SVG path builder for the export); also what the test hooks read
+function collectHead(v, geo, sink = () => new Path2D()) {
+  const on = v.view.heads, focus = v.hover ?? v.pinned;
+  const keep = focus ? (focus.side === "q" ? (q) => q === focus.i : (q, k) => k === focus.i) : null;
+  const cap = Math.floor(CAP_HEAD / Math.max(1, on.length));
+  const paths = {}, qs = new Set(), ks = new Set();
+  let drawn = 0, passed = 0;
+  for (const h of on) {
+    const b = Array.from({ length: STEPS }, sink);
+    passed += eachLine(v, v.view.layer, h, cap, (q, k, w) => {
+      const p = b[alphaOf(v, q, k, w)];
+      p.moveTo(geo.xl, geo.y(q));
+      p.lineTo(geo.xr, geo.y(k));
+      qs.add(q); ks.add(k); drawn++;
+    }, keep);
+    paths[h] = b;
+  }
+  return { paths, drawn, passed, qs, ks };
+}
+
+function headGeometry(v) {
+  const d = v.data, s = d.scale, G = d.tokens.length;
+  const least = d.present ? PRESENT_PX * projectorFactor() : 0;  // a projector: 18 px and up
+  const font = Math.max((G <= 64 ? 13 : G <= 160 ? 10 : 8) * s, G <= 64 ? least : 0);
+  const rowH = Math.max(4, Math.min(Math.max(22 * s, font * 1.3), 2600 / G));
+  const ctx = v.canvas.getContext("2d");
+  const room = labelRoom(ctx, v.labels, font, 150 * s);
+  const span = Math.max(120, Math.min(640 * s, v.width() - 2 * room - 20)); // the width it has
+  const W = 2 * room + span + 20, top = 8 * s;
+  return { font, rowH, room, W, H: top + G * rowH + 8 * s, xl: room + 10, xr: room + 10 + span,
+    top, y: (t) => top + (t + 0.5) * rowH, G };
+}
+
+function drawHeadView(v) {
+  const geo = (v.geo = headGeometry(v)), d = v.data;
+  const ctx = sizeCanvas(v.canvas, geo.W, geo.H);
+  ctx.fillStyle = "#ffffff";
+  ctx.fillRect(0, 0, geo.W, geo.H);
+  const got = collectHead(v, geo);
+  // where the token rows are (CSS px on the canvas), for tests that point at a token
+  v.host.dataset.geometry = JSON.stringify({ top: geo.top, row: geo.rowH, left: geo.xl, right: geo.xr });
+  ctx.lineWidth = geo.G <= 64 ? 2 * d.scale : 1;
+  for (const h of v.view.heads) {
+    ctx.strokeStyle = headColor(d, h);
+    got.paths[h].forEach((p, b) => { ctx.globalAlpha = (b + 0.5) / STEPS; ctx.stroke(p); });
+  }
+  ctx.globalAlpha = 1;
+  const step = Math.max(1, Math.ceil((geo.font + 1) / geo.rowH));
+  const focus = v.hover ?? v.pinned;
+  ctx.font = fontPx(geo.font);
+  ctx.textBaseline = "middle";
+  for (let t = 0; t < geo.G; t++) {
+    const mark = focus && focus.i === t;
+    if (t % step && !mark) continue;
+    const dim = v.dim && d.special[t];
+    for (const [side, x, align] of [["q", geo.xl - 6, "right"], ["k", geo.xr + 6, "left"]]) {
+      const here = mark && focus.side === side;
+      if (here) {
+        ctx.fillStyle = "rgba(255, 140, 0, 0.3)";
+        ctx.fillRect(align === "right" ? 0 : geo.xr + 2, geo.y(t) - geo.rowH / 2, geo.room + 6, geo.rowH);
+      }
+      ctx.fillStyle = dim ? "#b0b0b0" : "#31333f";
+      ctx.textAlign = align;
+      ctx.fillText(v.labels[t], x, geo.y(t), geo.room - 4);
+    }
+  }
+  markPx(v.host, { labelPx: geo.font, unlabelled: geo.G - Math.ceil(geo.G / step) });
+  return got;
+}
+
+// Every layer x head as a small line view; the token labels (thinned to fit the tile's rows)
+// left of the first column (queries) and right of the last (keys), in every layer's row
+function modelGeometry(v) {
+  const d = v.data, s = d.scale, Lr = d.layers, Hn = d.heads, G = d.tokens.length;
+  const lab = 30 * s, gap = 4 * s, ctx = v.canvas.getContext("2d");
+  const room = labelRoom(ctx, v.labels, 9 * s, 70 * s) + 6 * s, left = lab + room;
+  const tw = Math.max(24, Math.floor((Math.min(v.width(), 1400 * s) - left - room) / Hn) - gap);
+  const th = Math.max(24, Math.min(Math.round(tw * 1.25), 160 * s));
+  const font = Math.max(7, Math.min(9 * s, (0.9 * th) / G));
+  const step = Math.max(1, Math.ceil((font + 1) / (th / G)));
+  return { lab, gap, tw, th, W: left + Hn * (tw + gap) + room, H: lab + Lr * (th + gap), top: lab, left,
+    right: left + Hn * (tw + gap) - gap + 4, room, font, step };
+}
+
+// The model view's token labels: put(text, x, y, align) for each (queries left, keys right)
+function modelLabels(v, geo, put) {
+  const G = v.data.tokens.length;
+  let n = 0;
+  for (let l = 0; l < v.data.layers; l++) {
+    const y0 = geo.top + l * (geo.th + geo.gap);
+    for (let t = 0; t < G; t += geo.step) {
+      const y = y0 + ((t + 0.5) * geo.th) / G;
+      put(v.labels[t], geo.left - 4, y, "right");
+      put(v.labels[t], geo.right, y, "left");
+      n += 2;
+    }
+  }
+  return n;
+}
+
+function drawModelView(v) {
+  const geo = (v.mgeo = modelGeometry(v)), d = v.data, G = d.tokens.length;
+  const ctx = sizeCanvas(v.canvas, geo.W, geo.H);
+  v.host.dataset.geometry = JSON.stringify({ top: geo.top, left: geo.left, w: geo.tw, h: geo.th, gap: geo.gap });
+  ctx.fillStyle = "#ffffff";
+  ctx.fillRect(0, 0, geo.W, geo.H);
+  ctx.font = fontPx(11 * d.scale);
+  ctx.fillStyle = "#31333f";
+  ctx.textAlign = "center";
+  ctx.textBaseline = "middle";
+  for (let h = 0; h < d.heads; h++) ctx.fillText(`H${h + 1}`, geo.left + h * (geo.tw + geo.gap) + geo.tw / 2, geo.lab / 2);
+  for (let l = 0; l < d.layers; l++) ctx.fillText(`L${l + 1}`, geo.lab / 2, geo.top + l * (geo.th + geo.gap) + geo.th / 2);
+  ctx.font = fontPx(geo.font);
+  v.host.dataset.tokenLabels = String(modelLabels(v, geo, (t, x, y, align) => {
+    ctx.textAlign = align;
+    ctx.fillText(t, x, y, geo.room - 8);
+  }));
+  const cap = Math.floor(CAP_MODEL / (d.layers * d.heads));
+  let drawn = 0, passed = 0;
+  ctx.lineWidth = 1;
+  for (let l = 0; l < d.layers; l++) {
+    const y0 = geo.top + l * (geo.th + geo.gap);
+    for (let h = 0; h < d.heads; h++) {
+      const x0 = geo.left + h * (geo.tw + geo.gap), b = Array.from({ length: STEPS }, () => new Path2D());
+      const y = (t) => y0 + ((t + 0.5) * geo.th) / G;
+      passed += eachLine(v, l, h, cap, (q, k, w) => {
+        const p = b[alphaOf(v, q, k, w)];
+        p.moveTo(x0 + 2, y(q)); p.lineTo(x0 + geo.tw - 2, y(k)); drawn++;
+      });
+      ctx.globalAlpha = 1;
+      ctx.strokeStyle = "#e6e6e6";
+      ctx.strokeRect(x0 + 0.5, y0 + 0.5, geo.tw - 1, geo.th - 1);
+      ctx.strokeStyle = headColor(d, h);
+      b.forEach((p, i) => { ctx.globalAlpha = (i + 0.5) / STEPS; ctx.stroke(p); });
+    }
+  }
+  ctx.globalAlpha = 1;
+  return { drawn, passed, qs: new Set(), ks: new Set() };
+}
+
+function drawLines(v) {
+  const got = v.view.mode === "model" ? drawModelView(v) : drawHeadView(v);
+  const hs = v.host.dataset;
+  hs.view = v.view.mode;
+  hs.layer = String(v.view.layer + 1);
+  hs.headsOn = v.view.heads.map((h) => h + 1).join(",");
+  hs.lines = String(got.drawn);
+  hs.linesAbove = String(got.passed);
+  hs.lineQueries = [...got.qs].sort((a, b) => a - b).join(",");
+  hs.lineKeys = [...got.ks].sort((a, b) => a - b).join(",");
+  hs.threshold = v.threshold.toFixed(3);
+  const capped = got.passed > got.drawn;
+  v.status.textContent = `${got.drawn.toLocaleString("en")} lines` +
+    (capped ? ` (the strongest of ${got.passed.toLocaleString("en")} above the threshold)` : "") +
+    `; weights under ${v.data.floor.toFixed(3)} are not sent`;
+}
+
+// What the pointer is over in the head view: a token on the left (query) or right (key) side
+function headHit(v, x, y) {
+  const g = v.geo;
+  if (!g || y < g.top || y >= g.top + g.G * g.rowH) return null;
+  const i = Math.floor((y - g.top) / g.rowH);
+  if (x < g.xl) return { side: "q", i };
+  if (x > g.xr) return { side: "k", i };
+  return null;
+}
+
+function modelHit(v, x, y) {
+  const g = v.mgeo;
+  if (!g) return null;
+  const h = Math.floor((x - g.left) / (g.tw + g.gap)), l = Math.floor((y - g.top) / (g.th + g.gap));
+  return h >= 0 && h < v.data.heads && l >= 0 && l < v.data.layers ? { l, h } : null;
+}
+
+// part 4 of 5: the head view's and model view's controls and pointer handling. Built once per
+// host element (text through textContent only); every change redraws locally, and the changes
+// the link keeps (view, layer, heads, pinned token) go back to Python as one state value.
+// Pinning a token is the browser's alone (no rerun: the pin reaches the link with the next
+// change); masking it is its own button, which runs the page's masked-word section.
+
+function report(v) {
+  v.view.seq = (v.view.seq || 0) + 1;
+  const { mode, layer, heads, seq } = v.view;
+  v.component.setStateValue("view", { mode, layer, heads, seq, focus: v.pinned ? { ...v.pinned } : null });
+}
+
+function setupLines(v) {
+  const bar = el("div", "hs-bar"), heads = el("div", "hs-heads");
+  v.tabs = ["head", "model"].map((mode) => {
+    const b = el("button", "hs-tab", mode === "head" ? "Head view" : "Model view");
+    b.dataset.mode = mode;
+    b.addEventListener("click", () => { v.view.mode = mode; v.hover = null; report(v); paint(v); });
+    return b;
+  });
+  v.layerBox = el("select", "hs-select");
+  v.layerBox.title = "Layer";
+  v.layerBox.addEventListener("change", () => { v.view.layer = +v.layerBox.value; report(v); paint(v); });
+  const thrWrap = el("label", "hs-thr", "threshold ");
+  v.thrBox = el("input");
+  Object.assign(v.thrBox, { type: "range", min: "0", max: "0.5", step: "0.005" });
+  v.thrText = el("span", "hs-thr-val");
+  thrWrap.title = "Draw only lines whose weight is at least this";
+  thrWrap.append(v.thrBox, v.thrText);
+  v.thrBox.addEventListener("input", () => { v.thrUser = +v.thrBox.value; v.thrTouched = true; paint(v); });
+  v.segBox = el("select", "hs-select");
+  v.segBox.title = "Which segment attends to which (sentence A, sentence B)";
+  for (const name of Object.keys(SEGMENT_FILTERS)) v.segBox.append(new Option(name === "all" ? "all segments" : name, name));
+  v.segBox.addEventListener("change", () => { v.segment = v.segBox.value; paint(v); });
+  v.maskBtn = el("button", "hs-btn hs-mask", "Mask");
+  v.maskBtn.addEventListener("click", () => {
+    if (!pinnedMaskable(v)) return;
+    report(v);
+    v.component.setTriggerValue("token", v.pinned.i);
+  });
+  const png = el("button", "hs-btn", "PNG"), svg = el("button", "hs-btn", "SVG");
+  png.addEventListener("click", () => exportPng(v.canvas, `${v.data.filename || "attention"}_${v.view.mode}_view.png`));
+  svg.title = "The view as an SVG drawing";
+  svg.addEventListener("click", () => exportSvg(v));
+  v.svgBtn = svg;
+  bar.append(...v.tabs, v.layerBox, thrWrap, v.segBox, v.maskBtn, png, svg);
+  v.headsRow = heads;
+  v.canvas = el("canvas", "hs-lines");
+  v.tip = el("div", "hs-tip");
+  v.tip.append(el("div", "hs-tip-title"), el("div", "hs-tip-text"));
+  v.tip.hidden = true;
+  v.status = el("div", "hs-status");
+  const box = el("div", "hs-box");
+  box.append(v.canvas, v.tip);
+  v.root.append(bar, heads, box, v.status);
+  const pos = (e) => { const r = v.canvas.getBoundingClientRect(); return [e.clientX - r.left, e.clientY - r.top]; };
+  v.canvas.addEventListener("mousemove", (e) => {
+    const t0 = performance.now(), [x, y] = pos(e);
+    if (v.view.mode === "model") return modelTip(v, modelHit(v, x, y), x, y);
+    const hit = headHit(v, x, y), old = v.hover, mk = v.data.maskable;
+    v.canvas.style.cursor = hit ? "pointer" : "default";
+    v.canvas.title = hit && mk && mk[hit.i] ? "click: pin its lines and mask it" : hit ? "click: pin its lines" : "";
+    if ((hit && old && hit.side === old.side && hit.i === old.i) || (!hit && !old)) return;
+    v.hover = hit;
+    drawLines(v);
+    const t1 = performance.now();
+    v.host.dataset.hoverMs = (t1 - e.timeStamp).toFixed(2);
+    v.host.dataset.hoverWorkMs = (t1 - t0).toFixed(2);
+    v.host.dataset.hover = hit ? `${hit.side}:${hit.i}` : "";
+  });
+  v.canvas.addEventListener("mouseleave", () => {
+    v.tip.hidden = true;
+    if (v.hover) { v.hover = null; drawLines(v); v.host.dataset.hover = ""; }
+  });
+  v.canvas.addEventListener("click", (e) => {
+    const [x, y] = pos(e);
+    if (v.view.mode === "model") {
+      const hit = modelHit(v, x, y);
+      if (!hit) return;
+      Object.assign(v.view, { mode: "head", layer: hit.l, heads: [hit.h] });
+      v.tip.hidden = true;
+      report(v);
+    } else {  // a pin: drawn here, no rerun
+      const hit = headHit(v, x, y);
+      const same = hit && v.pinned && hit.side === v.pinned.side && hit.i === v.pinned.i;
+      v.pinned = same ? null : hit;
+      v.host.dataset.pinned = v.pinned ? `${v.pinned.side}:${v.pinned.i}` : "";
+    }
+    v.hover = null;
+    paint(v);
+  });
+}
+
+function pinnedMaskable(v) {
+  return !!(v.pinned && v.data.maskable && v.data.maskable[v.pinned.i]);
+}
+
+function modelTip(v, hit, x, y) {
+  v.canvas.style.cursor = hit ? "pointer" : "default";
+  if (!hit) { v.tip.hidden = true; return; }
+  v.tip.firstChild.textContent = `layer ${hit.l + 1}, head ${hit.h + 1}`;
+  v.tip.lastChild.textContent = "click: open in the head view";
+  v.tip.hidden = false;
+  v.tip.style.left = `${x + 14}px`;
+  v.tip.style.top = `${y + 14}px`;
+}
+
+// The controls show the current state, then the canvas is drawn
+function paint(v) {
+  const d = v.data;
+  v.threshold = Math.max(v.thrUser, d.floor);
+  v.thrBox.value = String(v.thrUser);
+  v.thrText.textContent = `\u2265 ${v.threshold.toFixed(3)}`;
+  v.tabs.forEach((b) => b.classList.toggle("on", b.dataset.mode === v.view.mode));
+  v.layerBox.value = String(v.view.layer);
+  v.layerBox.disabled = v.view.mode === "model";
+  v.segBox.hidden = !v.twoSegments;
+  if (!v.twoSegments) v.segment = "all";
+  v.segBox.value = v.segment;
+  const label = v.pinned ? v.data.tokens[v.pinned.i] : "";
+  v.maskBtn.hidden = v.view.mode === "model" || !v.data.maskable;
+  v.maskBtn.disabled = !pinnedMaskable(v);
+  v.maskBtn.textContent = v.maskBtn.disabled ? "Mask (pin a token first)"
+    : `Mask \u201c${label.length > 16 ? label.slice(0, 15) + "\u2026" : label}\u201d`;
+  v.maskBtn.title = "Replace the pinned token by [MASK]: below, what the model predicts there "
+    + "and how every head's attention changes";
+  v.headsRow.hidden = v.view.mode === "model";
+  [...v.headsRow.children].forEach((b, h) => b.classList.toggle("off", !v.view.heads.includes(h)));
+  drawLines(v);
+}
+
+function renderLines(v) {
+  const d = v.data;
+  linesData(v);
+  const st = d.state || {};
+  if (v.view === undefined || (st.seq ?? 0) >= (v.view.seq ?? 0)) {
+    v.view = { mode: st.mode === "model" ? "model" : "head", layer: Math.min(Math.max(st.layer ?? 0, 0), d.layers - 1),
+      heads: (st.heads ?? [...Array(d.heads).keys()]).filter((h) => h >= 0 && h < d.heads), seq: st.seq ?? 0 };
+    const f = st.focus;
+    v.pinned = f && (f.side === "q" || f.side === "k") && f.i >= 0 && f.i < d.tokens.length ? { side: f.side, i: f.i } : null;
+  }
+  if (!v.thrTouched) v.thrUser = d.tokens.length > 64 ? 0.05 : 0; // until the reader moves it
+  v.segment = v.segment ?? "all";
+  v.dim = v.dim ?? false;
+  v.hover = null;
+  v.layerBox.replaceChildren(...Array.from({ length: d.layers }, (_, l) => new Option(`layer ${l + 1}`, String(l))));
+  v.headsRow.replaceChildren(...Array.from({ length: d.heads }, (_, h) => {
+    const b = el("button", "hs-swatch", `H${h + 1}`);
+    b.style.setProperty("--c", headColor(d, h));
+    b.title = `head ${h + 1}: click to switch it on or off`;
+    b.addEventListener("click", () => {
+      const on = new Set(v.view.heads);
+      on.has(h) ? on.delete(h) : on.add(h);
+      v.view.heads = [...on].sort((a, b2) => a - b2);
+      report(v);
+      paint(v);
+    });
+    return b;
+  }));
+  paint(v);
+}
+
+// part 4b: the focus grid (the Explorer). Where one query token attends in every head of every
+// layer: an L x H grid of cells coloured by the top key (the token's colour, as in the focus
+// bars) and labelled with it; hover reads "L2 H3 → key: weight"; a click opens that layer and
+// head in the Explorer (a trigger back to Python).
+
+function focusLayout(f) {
+  const d = f.data, s = d.scale, L = d.layers, H = d.heads;
+  if (d.present) {  // presentation mode: every text at least PRESENT_PX (grid.js), rows of two lines
+    const k = projectorFactor(), px = PRESENT_PX * k, lab = Math.round(px * 3.4), title = Math.round(px * 2);
+    const cw = Math.max(18, Math.min(Math.round(120 * k), Math.floor((f.width() - lab) / H)));
+    const ch = Math.round(px * 2.5), top = title + px * 1.4;
+    return { lab, title, cw, ch, W: lab + H * cw, H: top + L * ch + 4, top, px: { title: px * 1.1, head: px, token: px, number: px } };
+  }
+  const lab = 34 * s, title = 26 * s;
+  // never wider than the column (a cell cut off at its right edge could not be read or clicked)
+  const cw = Math.max(18, Math.min(72 * s, Math.floor((f.width() - lab) / H)));
+  const ch = Math.round(34 * s);  // two lines: the top key and its weight
+  return { lab, title, cw, ch, W: lab + H * cw, H: title + lab * 0.6 + L * ch + 4, top: title + lab * 0.6,
+    px: { title: 14 * s, head: 11 * s, token: 11 * s, number: 10 * s } };
+}
+
+function drawFocus(f) {
+  const d = f.data, g = (f.layout = focusLayout(f)), s = d.scale;
+  const ctx = sizeCanvas(f.main, g.W, g.H);
+  ctx.fillStyle = "#ffffff";
+  ctx.fillRect(0, 0, g.W, g.H);
+  ctx.fillStyle = "#31333f";
+  const P = g.px, least = d.present ? P.token : 8;
+  const drawn = { label: Infinity, title: Math.min(P.title, P.head), number: P.number, contrast: Infinity };
+  ctx.font = fontPx(P.title);
+  ctx.textAlign = "center";
+  ctx.textBaseline = "middle";
+  const by = d.by ? `, ${d.by}` : "";
+  ctx.fillText(`Top key of \u201c${shown(d.focus, 30)}\u201d in every head${by}`, g.W / 2, g.title / 2, g.W);
+  for (let h = 0; h < d.heads; h++) {
+    ctx.font = (h === d.head ? "bold " : "") + fontPx(P.head);
+    ctx.fillStyle = h === d.head ? "#d62728" : "#31333f";
+    ctx.fillText(`H${h + 1}`, g.lab + (h + 0.5) * g.cw, g.top - g.lab * 0.3);
+  }
+  for (let l = 0; l < d.layers; l++) {
+    const y = g.top + l * g.ch, current = l === d.layer;
+    ctx.fillStyle = current ? "#d62728" : "#31333f";
+    ctx.font = (current ? "bold " : "") + fontPx(P.head);
+    ctx.textAlign = "right";
+    ctx.fillText(current ? `\u25b6 L${l + 1}` : `L${l + 1}`, g.lab - 6, y + g.ch / 2);
+    ctx.textAlign = "center";
+    for (let h = 0; h < d.heads; h++) {
+      const i = l * d.heads + h, t = f.top[i], c = d.colors[t];
+      const x = g.lab + h * g.cw;
+      ctx.fillStyle = c;
+      ctx.fillRect(x + 1, y + 1, g.cw - 2, g.ch - 2);
+      ctx.fillStyle = inkOn(c);
+      drawn.contrast = Math.min(drawn.contrast, contrast(ctx.fillStyle, c));
+      ctx.fillText(fitText(ctx, shown(d.tokens[t]), g.cw - 4, P.token, least), x + g.cw / 2, y + g.ch * 0.33);
+      drawn.label = Math.min(drawn.label, parseFloat(ctx.font));
+      ctx.font = fontPx(P.number);
+      ctx.fillText(f.weight[i].toFixed(2), x + g.cw / 2, y + g.ch * 0.72, g.cw - 2);
+    }
+  }
+  if (d.layer !== null && d.layer !== undefined) {  // the layer shown above: its row framed
+    ctx.strokeStyle = "#31333f";
+    ctx.lineWidth = 2;
+    ctx.strokeRect(g.lab, g.top + d.layer * g.ch, d.heads * g.cw, g.ch);
+    if (d.head !== null && d.head !== undefined) {  // the enlarged head: its cell in red
+      ctx.strokeStyle = "#d62728";
+      ctx.lineWidth = 3;
+      ctx.strokeRect(g.lab + d.head * g.cw + 1.5, g.top + d.layer * g.ch + 1.5, g.cw - 3, g.ch - 3);
+    }
+  }
+  markPx(f.host, { labelPx: drawn.label, titlePx: drawn.title, numberPx: drawn.number, unlabelled: 0,
+    contrast: drawn.contrast });
+}
+
+function focusHit(f, x, y) {
+  const g = f.layout, d = f.data;
+  const h = Math.floor((x - g.lab) / g.cw), l = Math.floor((y - g.top) / g.ch);
+  return h >= 0 && h < d.heads && l >= 0 && l < d.layers && x >= g.lab && y >= g.top ? { l, h } : null;
+}
+
+function setupFocus(f) {
+  f.main = el("canvas", "hs-main");
+  f.tip = el("div", "hs-tip");
+  f.tip.append(el("div", "hs-tip-title"), el("div", "hs-tip-text"));
+  f.tip.hidden = true;
+  const box = el("div", "hs-box");
+  box.append(f.main, f.tip);
+  f.root.append(box);
+  const pos = (e) => { const r = f.main.getBoundingClientRect(); return [e.clientX - r.left, e.clientY - r.top]; };
+  f.main.addEventListener("mousemove", (e) => {
+    const [x, y] = pos(e), hit = focusHit(f, x, y), d = f.data;
+    f.main.style.cursor = hit ? "pointer" : "default";
+    f.host.dataset.hover = hit ? `${hit.l}:${hit.h}` : "";
+    if (!hit) { f.tip.hidden = true; return; }
+    const i = hit.l * d.heads + hit.h;
+    f.tip.firstChild.textContent = "click: open this layer and head";
+    f.tip.lastChild.textContent = `L${hit.l + 1} H${hit.h + 1} \u2192 ${d.tokens[f.top[i]]}: ${f.weight[i].toFixed(3)}`;
+    f.tip.hidden = false;
+    const right = x + 14 + f.tip.offsetWidth > f.layout.W;
+    f.tip.style.left = `${right ? x - 14 - f.tip.offsetWidth : x + 14}px`;
+    f.tip.style.top = `${y + 14}px`;
+  });
+  f.main.addEventListener("mouseleave", () => { f.tip.hidden = true; f.host.dataset.hover = ""; });
+  f.main.addEventListener("click", (e) => {
+    const hit = focusHit(f, ...pos(e));
+    if (hit) f.component.setTriggerValue("cell", [hit.l, hit.h]);
+  });
+}
+
+function renderFocus(f) {
+  f.top = decode(f.data.top);
+  f.weight = decode(f.data.weight);
+  drawFocus(f);
+  f.tip.hidden = true;
+  f.host.dataset.geometry = JSON.stringify({ top: f.layout.top, left: f.layout.lab, w: f.layout.cw, h: f.layout.ch });
+}
+
+// part 4c: the focus token's bars (the Explorer). For each head of one layer a stacked bar of how
+// the focus token's attention splits over the keys, one segment per word bottom to top (a word's
+// colour as in the focus grid; "other keys" grey), a 0..1 axis and the keys' legend at the
+// right; hover reads "H3 → key: 0.123". data: values (S, H), names (S, null = other), colors.
+
+function barsLayout(b) {
+  const d = b.data, s = d.scale, W = b.width(), ctx = b.main.getContext("2d");
+  const font = d.present ? PRESENT_PX * projectorFactor() : 12 * s;
+  const sw = font, rowH = Math.round(font * 1.5);
+  const legendW = Math.min(Math.floor(W * 0.3), labelRoom(ctx, b.names, font, 180 * s) + sw + 8 * s);
+  const left = Math.round(font * 4.4), title = Math.round(font * 2.6), bottom = Math.round(font * 2);
+  const plotW = Math.max(40, W - left - legendW - 12 * s);
+  const legendH = title + (b.names.length + 1) * rowH;
+  const H = Math.max(Math.round(340 * s), legendH + 8 * s);
+  return { W, H, left, top: title, plotW, plotH: H - title - bottom, slot: plotW / d.heads,
+    legendX: left + plotW + 12 * s, font, sw, rowH };
+}
+
+function drawBars(b) {
+  const d = b.data, g = (b.layout = barsLayout(b)), S = b.names.length;
+  const ctx = sizeCanvas(b.main, g.W, g.H), y = (v) => g.top + g.plotH * (1 - v);
+  ctx.fillStyle = "#ffffff";
+  ctx.fillRect(0, 0, g.W, g.H);
+  ctx.textBaseline = "middle";
+  // the 0..1 axis: gridlines, numbers, its title turned
+  ctx.font = fontPx(g.font);
+  for (let t = 0; t <= 5; t++) {
+    const v = t / 5;
+    ctx.fillStyle = "#e6e6ea";
+    ctx.fillRect(g.left, Math.round(y(v)), g.plotW, 1);
+    ctx.fillStyle = "#31333f";
+    ctx.textAlign = "right";
+    ctx.fillText(v.toFixed(1), g.left - 5, y(v));
+  }
+  ctx.save();
+  ctx.translate(g.font * 0.8, g.top + g.plotH / 2);
+  ctx.rotate(-Math.PI / 2);
+  ctx.textAlign = "center";
+  ctx.fillText(fitText(ctx, d.value, g.plotH, g.font, g.font), 0, 0);
+  ctx.restore();
+  // the bars, bottom to top, and the heads' names under them
+  for (let h = 0; h < d.heads; h++) {
+    const x = g.left + h * g.slot + g.slot * 0.1, w = g.slot * 0.8;
+    let acc = 0;
+    for (let i = 0; i < S; i++) {
+      const v = b.values[i * d.heads + h];
+      if (!(v > 0)) continue;
+      ctx.fillStyle = d.colors[i];
+      ctx.fillRect(x, y(acc + v), w, y(acc) - y(acc + v));
+      acc += v;
+    }
+    ctx.fillStyle = "#31333f";
+    ctx.textAlign = "center";
+    ctx.fillText(`H${h + 1}`, x + w / 2, g.top + g.plotH + g.font, g.slot);
+  }
+  // the title over the plot; the legend (title "key") at the right
+  ctx.font = fontPx(g.font * 1.15);
+  ctx.textAlign = "center";
+  const titlePx = g.font * 1.15;
+  ctx.fillText(fitText(ctx, d.title, g.W - 8, titlePx, g.font), g.W / 2, g.top / 2);
+  ctx.textAlign = "left";
+  ctx.font = fontPx(g.font);
+  ctx.fillText("key", g.legendX, g.top + g.rowH / 2);
+  for (let i = 0; i < S; i++) {
+    const yy = g.top + (i + 1.5) * g.rowH;
+    ctx.fillStyle = d.colors[i];
+    ctx.fillRect(g.legendX, yy - g.sw / 2, g.sw, g.sw);
+    ctx.fillStyle = "#31333f";
+    ctx.fillText(b.names[i], g.legendX + g.sw + 5, yy, g.W - g.legendX - g.sw - 6);
+  }
+  markPx(b.host, { labelPx: g.font, titlePx: Math.min(titlePx, parseFloat(ctx.font)), numberPx: g.font, unlabelled: 0 });
+}
+
+// The segment under the pointer: {h, i} (i: the segment's index, -1 over an empty part)
+function barsHit(b, x, y) {
+  const g = b.layout, d = b.data, h = Math.floor((x - g.left) / g.slot);
+  if (h < 0 || h >= d.heads || y < g.top || y > g.top + g.plotH) return null;
+  const v = 1 - (y - g.top) / g.plotH;
+  let acc = 0;
+  for (let i = 0; i < b.names.length; i++) {
+    acc += Math.max(0, b.values[i * d.heads + h]);
+    if (v <= acc) return { h, i };
+  }
+  return { h, i: -1 };
+}
+
+function setupBars(b) {
+  b.main = el("canvas", "hs-main");
+  b.tip = el("div", "hs-tip");
+  b.tip.append(el("div", "hs-tip-title"), el("div", "hs-tip-text"));
+  b.tip.hidden = true;
+  const bar = el("div", "hs-bar"), png = el("button", "hs-btn", "PNG");
+  png.title = "Save the bars as a PNG image";
+  png.addEventListener("click", () => exportPng(b.main, `${b.data.filename || "attention"}.png`));
+  bar.append(png);
+  const box = el("div", "hs-box");
+  box.append(b.main, b.tip);
+  b.root.append(bar, box);
+  b.main.addEventListener("mousemove", (e) => {
+    const r = b.main.getBoundingClientRect(), x = e.clientX - r.left, y = e.clientY - r.top;
+    const hit = barsHit(b, x, y), d = b.data;
+    b.host.dataset.hover = hit ? `${hit.h}:${hit.i}` : "";
+    if (!hit || hit.i < 0) { b.tip.hidden = true; return; }
+    const v = b.values[hit.i * d.heads + hit.h].toFixed(3), other = d.names[hit.i] === null;
+    b.tip.firstChild.textContent = d.title;
+    b.tip.lastChild.textContent = other ? `H${hit.h + 1}: other keys ${v}` : `H${hit.h + 1} \u2192 ${d.names[hit.i]}: ${v}`;
+    b.tip.hidden = false;
+    const right = x + 14 + b.tip.offsetWidth > b.layout.W;
+    b.tip.style.left = `${right ? x - 14 - b.tip.offsetWidth : x + 14}px`;
+    b.tip.style.top = `${y + 14}px`;
+  });
+  b.main.addEventListener("mouseleave", () => { b.tip.hidden = true; b.host.dataset.hover = ""; });
+}
+
+function renderBars(b) {
+  b.values = decode(b.data.values);
+  b.names = b.data.names.map((n) => (n === null ? "other" : shown(n, 24)));
+  drawBars(b);
+  b.tip.hidden = true;
+  const g = b.layout;
+  b.host.dataset.keys = JSON.stringify(b.data.names);
+  b.host.dataset.geometry = JSON.stringify({ left: g.left, top: g.top, slot: g.slot, h: g.plotH });
+}
+
+// part 5 of 5: exports (PNG from the canvas, SVG of the head view) and draw(component), the entry
+// point a host adapter calls with each new data (one state per host element, kept in STATES):
+// host_streamlit.js for the Streamlit component, host_anywidget.js for the notebook widget.
+
+// A view's canvas as a PNG: the whole figure (figure.js) at the data's export scale
+function exportPng(canvas, name) {
+  const st = CANVAS_STATE.get(canvas);
+  if (st) return exportFigure(st, name);
+  canvas.toBlob((blob) => download(blob, name), "image/png");
+}
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+function svgEl(tag, attrs, text) {
+  const e = document.createElementNS(SVG_NS, tag);
+  for (const [k, val] of Object.entries(attrs)) e.setAttribute(k, String(val));
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+// The head view as shown (heads, layer, threshold, filters, hovered or pinned token): one
+// <path> per head and opacity step, token labels as <text> (textContent: escaped by the
+// serializer), never markup made of tokens; the caption above, a head-colour legend below.
+// In the model view, figure.js's exportModelSvg.
+function exportSvg(v) {
+  const d = v.data, file = `${d.filename || "attention"}_${v.view.mode}_view.svg`;
+  const svg = v.view.mode === "model" ? exportModelSvg(v) : headSvg(v);
+  const xml = new XMLSerializer().serializeToString(svg);
+  v.host.dataset.svgBytes = String(xml.length);
+  download(new Blob([xml], { type: "image/svg+xml" }), file);
+}
+
+function headSvg(v) {
+  const geo = headGeometry(v), d = v.data;
+  const sink = () => {
+    const parts = [];
+    return { parts, moveTo: (x, y) => parts.push(`M${x.toFixed(1)} ${y.toFixed(1)}`), lineTo: (x, y) => parts.push(`L${x.toFixed(1)} ${y.toFixed(1)}`) };
+  };
+  const got = collectHead(v, geo, sink);
+  const width = geo.G <= 64 ? 2 * d.scale : 1;
+  return svgFigure(v, geo.W, geo.H, (body) => {
+    for (const h of v.view.heads) body.append(svgHeadPaths(d, h, width, got.paths[h].map((p) => p.parts.join(""))));
+    const text = svgEl("g", { "font-family": "sans-serif", "font-size": geo.font, "dominant-baseline": "middle" });
+    for (let t = 0; t < geo.G; t++) {
+      const fill = v.dim && d.special[t] ? "#b0b0b0" : "#31333f";
+      text.append(svgEl("text", { x: geo.xl - 6, y: geo.y(t).toFixed(1), "text-anchor": "end", fill }, v.labels[t]));
+      text.append(svgEl("text", { x: geo.xr + 6, y: geo.y(t).toFixed(1), fill }, v.labels[t]));
+    }
+    body.append(text);
+  });
+}
+
+function createState(host, root, kind) {
+  const st = { kind, host, root, width: () => Math.max(320, Math.floor(host.getBoundingClientRect().width || 800)) };
+  if (kind === "grid") setupGrid(st);
+  else if (kind === "focus") setupFocus(st);
+  else if (kind === "bars") setupBars(st);
+  else setupLines(st);
+  let lastW = 0;
+  new ResizeObserver(() => {
+    const w = st.width();
+    if (st.data && Math.abs(w - lastW) > 2) {
+      lastW = w;
+      if (st.kind === "grid") redrawGrid(st);
+      else if (st.kind === "focus") renderFocus(st);
+      else if (st.kind === "bars") drawBars(st);
+      else paint(st);
+    }
+  }).observe(host);
+  // a projector layout (data.fit) follows the window's height too
+  window.addEventListener("resize", () => { if (st.kind === "grid" && st.data && st.data.fit) redrawGrid(st); });
+  return st;
+}
+
+function draw(component) {
+  const { data, parentElement } = component;
+  const host = parentElement.host ?? parentElement;
+  let st = STATES.get(host);
+  if (!st || st.kind !== data.view) {
+    let root = parentElement.querySelector(".hs-root");
+    if (!root) { root = el("div", "hs-root"); parentElement.append(root); }
+    root.replaceChildren();
+    st = createState(host, root, data.view);
+    STATES.set(host, st);
+  }
+  const t0 = performance.now();
+  st.component = component;
+  st.data = data;
+  st.root.style.setProperty("--s", String(data.scale || 1));
+  if (st.kind === "grid") renderGrid(st);
+  else if (st.kind === "focus") renderFocus(st);
+  else if (st.kind === "bars") renderBars(st);
+  else renderLines(st);
+  host.dataset.view = st.kind === "lines" ? st.view.mode : st.kind;
+  host.dataset.tag = String(data.tag ?? "");
+  host.dataset.drawMs = (performance.now() - t0).toFixed(1); // decode + draw, in the page
+  host.dataset.drawn = data.tokens.join(" ");
+  CANVAS_STATE.set(st.kind === "lines" ? st.canvas : st.main, st);
+}
+
+// figures for a paper: a view's PNG redrawn at the export scale (data.export_scale, 2 by default)
+// with its caption lines (data.meta: sentence, model; the view, layer and heads shown) above and,
+// for the head and model views, a head-colour legend below (the maps carry their colour scale);
+// the model view (with its token labels) and the head grid as SVG. Text only through fillText and
+// SVG textContent.
+
+function redrawView(st) {
+  if (st.kind === "grid") redrawGrid(st);
+  else if (st.kind === "focus") renderFocus(st);
+  else if (st.kind === "bars") drawBars(st);
+  else paint(st);
+}
+
+// What the figure says above the view: [what is shown, the sentence, the model]
+function figureCaption(st) {
+  const d = st.data, m = d.meta || {};
+  let what = m.title || "";
+  if (st.kind === "lines") {
+    const heads = st.view.heads.map((h) => h + 1);
+    const all = heads.length === d.heads;
+    what = st.view.mode === "model" ? `model view · ${d.layers} layers × ${d.heads} heads`
+      : `head view · layer ${st.view.layer + 1} · ${all ? "all heads" : `head${heads.length > 1 ? "s" : ""} ${heads.join(", ")}`}`;
+    if (m.title) what = `${m.title} · ${what}`;
+  }
+  const lines = [what];
+  if (m.text) lines.push(`“${shown(m.text, 160)}”`);
+  if (m.model) lines.push(`model: ${shown(m.model, 80)}`);
+  return lines.filter(Boolean);
+}
+
+// The heads a head-colour legend lists: those shown (head view) or all (model view)
+function legendHeads(st) {
+  if (st.kind !== "lines") return [];
+  return st.view.mode === "model" ? [...Array(st.data.heads).keys()] : st.view.heads;
+}
+
+// The legend's items in rows that fit `width`: [{h, label, x, row}], rows
+function legendItems(st, width, s) {
+  const ctx = document.createElement("canvas").getContext("2d");
+  ctx.font = fontPx(12 * s);
+  const items = [];
+  let x = 4 * s, row = 0;
+  for (const h of legendHeads(st)) {
+    const label = `head ${h + 1}`, w = 25 * s + ctx.measureText(label).width;
+    if (x + w > width && x > 4 * s) { x = 4 * s; row++; }
+    items.push({ h, label, x, row });
+    x += w;
+  }
+  return { items, rows: items.length ? row + 1 : 0 };
+}
+
+function exportFigure(st, name) {
+  const k = st.data.export_scale || 2, src = st.kind === "lines" ? st.canvas : st.main;
+  EXPORT_DPR = k;
+  let img;
+  try {
+    redrawView(st);
+    img = document.createElement("canvas");
+    img.width = src.width;
+    img.height = src.height;
+    img.getContext("2d").drawImage(src, 0, 0);
+  } finally {
+    EXPORT_DPR = 0;
+    redrawView(st);
+  }
+  const s = st.data.scale || 1, w = img.width / k, caption = figureCaption(st), leg = legendItems(st, w, s);
+  const lineH = 18 * s, top = caption.length * lineH + 8 * s, legendH = leg.rows * 22 * s;
+  const out = document.createElement("canvas");
+  out.width = Math.round(w * k);
+  out.height = Math.round((top + img.height / k + legendH + 4 * s) * k);
+  const ctx = out.getContext("2d");
+  ctx.scale(k, k);
+  ctx.fillStyle = "#ffffff";
+  ctx.fillRect(0, 0, w, out.height / k);
+  ctx.fillStyle = "#31333f";
+  ctx.textBaseline = "middle";
+  caption.forEach((t, i) => {
+    ctx.fillText(fitText(ctx, t, w - 8 * s, (i ? 13 : 15) * s), 4 * s, (i + 0.5) * lineH + 2 * s);
+  });
+  ctx.drawImage(img, 0, top, w, img.height / k);
+  ctx.font = fontPx(12 * s);
+  for (const { h, label, x, row } of leg.items) {
+    const y = top + img.height / k + (row + 0.5) * 22 * s;
+    ctx.fillStyle = headColor(st.data, h);
+    ctx.fillRect(x, y - 5 * s, 12 * s, 10 * s);
+    ctx.fillStyle = "#31333f";
+    ctx.fillText(label, x + 15 * s, y);
+  }
+  st.host.dataset.figure = JSON.stringify({ width: out.width, height: out.height, screen: [src.clientWidth, src.clientHeight], caption, legend: leg.items.map((i) => i.h + 1) });
+  out.toBlob((blob) => download(blob, name), "image/png");
+}
+
+// Caption lines (SVG <text>) from y = 0; returns their height
+function svgCaption(parent, st, s) {
+  const lines = figureCaption(st), lineH = 18 * s;
+  lines.forEach((t, i) => parent.append(svgEl("text", { x: 4 * s, y: ((i + 0.5) * lineH + 2 * s).toFixed(1),
+    "font-size": (i ? 13 : 15) * s, "dominant-baseline": "middle", fill: "#31333f" }, t)));
+  return lines.length * lineH + 8 * s;
+}
+
+// A head-colour legend (SVG, legendItems' rows) from y0
+function svgLegend(parent, st, leg, y0, s) {
+  for (const { h, label, x, row } of leg.items) {
+    const y = y0 + (row + 0.5) * 22 * s;
+    parent.append(svgEl("rect", { x, y: y - 5 * s, width: 12 * s, height: 10 * s, fill: headColor(st.data, h) }));
+    parent.append(svgEl("text", { x: x + 15 * s, y, "font-size": 12 * s, "dominant-baseline": "middle", fill: "#31333f" }, label));
+  }
+}
+
+// An SVG figure W wide: the caption above, draw(body) in a group bodyH high below it, the
+// head-colour legend under that
+function svgFigure(v, W, bodyH, draw, attrs = {}) {
+  const s = v.data.scale, svg = svgEl("svg", { xmlns: SVG_NS });
+  const cap = svgEl("g", { "font-family": "sans-serif" });
+  const top = svgCaption(cap, v, s), leg = legendItems(v, W, s), H = top + bodyH + leg.rows * 22 * s;
+  for (const [k, val] of Object.entries({ width: W, height: H, viewBox: `0 0 ${W} ${H}` })) svg.setAttribute(k, val);
+  const body = svgEl("g", { transform: `translate(0 ${top.toFixed(1)})`, ...attrs });
+  draw(body);
+  const legend = svgEl("g", { "font-family": "sans-serif" });
+  svgLegend(legend, v, leg, top + bodyH, s);
+  svg.append(svgEl("rect", { width: W, height: H, fill: "#ffffff" }), cap, body, legend);
+  return svg;
+}
+
+// One head's lines: a <g> in its colour with one <path> per opacity step (STEPS path strings)
+function svgHeadPaths(d, h, width, steps) {
+  const g = svgEl("g", { stroke: headColor(d, h), "stroke-width": width, fill: "none" });
+  steps.forEach((p, b) => { if (p) g.append(svgEl("path", { d: p, "stroke-opacity": ((b + 0.5) / STEPS).toFixed(3) })); });
+  return g;
+}
+
+// The model view as SVG: one <path> per head and opacity step, layer and head labels
+function exportModelSvg(v) {
+  const geo = modelGeometry(v), d = v.data, G = d.tokens.length;
+  const cap = Math.floor(CAP_MODEL / (d.layers * d.heads));
+  return svgFigure(v, geo.W, geo.H, (body) => {
+    for (let h = 0; h < d.heads; h++) body.append(svgEl("text", { x: geo.left + h * (geo.tw + geo.gap) + geo.tw / 2, y: geo.lab / 2, "text-anchor": "middle", "dominant-baseline": "middle" }, `H${h + 1}`));
+    for (let l = 0; l < d.layers; l++) {
+      const y0 = geo.top + l * (geo.th + geo.gap), y = (t) => (y0 + ((t + 0.5) * geo.th) / G).toFixed(1);
+      body.append(svgEl("text", { x: geo.lab / 2, y: y0 + geo.th / 2, "text-anchor": "middle", "dominant-baseline": "middle" }, `L${l + 1}`));
+      for (let h = 0; h < d.heads; h++) {
+        const x0 = geo.left + h * (geo.tw + geo.gap), parts = Array.from({ length: STEPS }, () => []);
+        eachLine(v, l, h, cap, (q, k, w) => parts[alphaOf(v, q, k, w)].push(`M${x0 + 2} ${y(q)}L${x0 + geo.tw - 2} ${y(k)}`));
+        body.append(svgEl("rect", { x: x0 + 0.5, y: y0 + 0.5, width: geo.tw - 1, height: geo.th - 1, fill: "none", stroke: "#e6e6e6" }));
+        body.append(svgHeadPaths(d, h, 1, parts.map((p) => p.join(""))));
+      }
+    }
+    const text = svgEl("g", { "font-size": geo.font });
+    modelLabels(v, geo, (t, x, y, align) => text.append(svgEl("text", { x, y: y.toFixed(1),
+      "text-anchor": align === "right" ? "end" : "start", "dominant-baseline": "middle" }, t)));
+    body.append(text);
+  }, { "font-family": "sans-serif", "font-size": 11 * d.scale });
+}
+
+// The head grid as SVG, laid out as shown (g.layout): each map as one <rect> per cell up to
+// SVG_CELLS cells in all (an embedded G x G image drawn without smoothing above that), titles,
+// token labels thinned as on the canvas, the colour scale; the caption above (svgFigure)
+const SVG_CELLS = 60000;
+
+function exportGridSvg(g) {
+  const L = g.layout, d = g.data, G = L.G, s = d.scale || 1;
+  const rgb = (li) => `rgb(${g.lut[li]},${g.lut[li + 1]},${g.lut[li + 2]})`;
+  const ctx = document.createElement("canvas").getContext("2d");
+  const svg = svgFigure(g, L.W, L.H, (body) => {
+    for (const m of L.maps) body.append(gridMapSvg(g, m, rgb, L.maps.length * G * G <= SVG_CELLS));
+    const text = svgEl("g", { "font-size": L.px.title, "text-anchor": "middle", fill: "#31333f" });
+    for (const m of L.maps) {
+      const title = m.thumb && d.short_titles ? d.short_titles[m.i] : d.titles[m.i];
+      const room = m.thumb ? m.size + 10 : d.fit ? m.size + 8 * s : m.size + 60 * s;
+      const t = fitText(ctx, shown(title ?? "", 40), room, L.px.title, L.px.titleMin);
+      text.append(svgEl("text", { x: m.x + m.size / 2, y: m.y - 3 * s, "font-size": parseFloat(ctx.font) }, t));
+      if (m.i === d.selected) text.append(svgEl("rect", { x: m.x - 3, y: m.y - 3, width: m.size + 6, height: m.size + 6, fill: "none", stroke: "#d62728", "stroke-width": 3 }));
+      if (m.left || m.bottom) text.append(gridLabelsSvg(g, m));
+    }
+    body.append(text, scaleSvg(g, L.legend, rgb, L.px.number));
+  }, { "font-family": "sans-serif" });
+  const xml = new XMLSerializer().serializeToString(svg);
+  g.host.dataset.svgBytes = String(xml.length);
+  download(new Blob([xml], { type: "image/svg+xml" }), `${d.filename || "attention"}.svg`);
+}
+
+function gridMapSvg(g, m, rgb, cells) {
+  const G = g.layout.G, off = m.i * G * G, cell = m.size / G;
+  if (!cells) {  // the map's G x G pixels as a PNG, scaled up without smoothing
+    const c = document.createElement("canvas");
+    c.width = c.height = G;
+    const img = new ImageData(G, G);
+    for (let i = 0; i < G * G; i++) {
+      const li = lutIndex(g, g.values[off + i]);
+      img.data.set([g.lut[li], g.lut[li + 1], g.lut[li + 2], 255], i * 4);
+    }
+    c.getContext("2d").putImageData(img, 0, 0);
+    return svgEl("image", { href: c.toDataURL("image/png"), x: m.x, y: m.y, width: m.size, height: m.size,
+      preserveAspectRatio: "none", style: "image-rendering:pixelated" });
+  }
+  const grp = svgEl("g", { "shape-rendering": "crispEdges" });
+  for (let q = 0; q < G; q++) for (let k = 0; k < G; k++) {
+    grp.append(svgEl("rect", { x: (m.x + k * cell).toFixed(2), y: (m.y + q * cell).toFixed(2),
+      width: cell.toFixed(2), height: cell.toFixed(2), fill: rgb(lutIndex(g, g.values[off + q * G + k])) }));
+  }
+  return grp;
+}
+
+// Query labels left of a map and key labels under it, thinned as drawLabels thins them
+function gridLabelsSvg(g, m) {
+  const G = g.layout.G, cell = m.size / G, f = g.layout.font, focus = g.data.focus;
+  const step = Math.max(1, Math.ceil((f * 0.85) / cell)), grp = svgEl("g", { "font-size": f, "text-anchor": "end", "dominant-baseline": "middle" });
+  for (let t = 0; t < G; t++) {
+    if (t % step && t !== focus) continue;
+    const fill = t === focus ? "#d62728" : g.data.special[t] ? "#767676" : "#31333f";
+    const bold = t === focus ? { "font-weight": "bold" } : {}, mid = (t + 0.5) * cell;
+    if (m.left) grp.append(svgEl("text", { x: m.x - 6, y: (m.y + mid).toFixed(1), fill, ...bold }, g.labels[t]));
+    if (m.bottom) grp.append(svgEl("text", { transform: `translate(${(m.x + mid).toFixed(1)} ${m.y + m.size + 7}) rotate(-90)`, fill, ...bold }, g.labels[t]));
+  }
+  return grp;
+}
+
+// The colour scale: a gradient bar, its ends and middle, and its title (drawLegend's SVG twin)
+function scaleSvg(g, b, rgb, px) {
+  const grp = svgEl("g", { "font-size": px, fill: "#31333f" }), id = `hs-scale-${Math.random().toString(36).slice(2)}`;
+  const grad = svgEl("linearGradient", { id });
+  for (let i = 0; i <= 16; i++) grad.append(svgEl("stop", { offset: i / 16, "stop-color": rgb(Math.round((i / 16) * 255) * 3) }));
+  grp.append(svgEl("defs", {}), svgEl("rect", { x: b.x, y: b.y, width: b.w, height: b.h, fill: `url(#${id})`, stroke: "#999" }));
+  grp.firstChild.append(grad);
+  const [lo, hi] = g.range;
+  for (const f of [0, 0.5, 1]) {
+    grp.append(svgEl("text", { x: b.x + f * b.w, y: b.y + b.h + 2, "dominant-baseline": "hanging",
+      "text-anchor": f === 0 ? "start" : f === 1 ? "end" : "middle" }, String(lo + f * (hi - lo)).replace("-", "\u2212")));
+  }
+  grp.append(svgEl("text", { x: b.x + b.w + px * 0.6, y: b.y + b.h / 2, "dominant-baseline": "middle" }, g.data.legend));
+  return grp;
+}
+
+// The Streamlit host (Custom Components v2): Streamlit calls the module's default export with
+// {data, parentElement, setStateValue, setTriggerValue}, which is what draw() takes. The data
+// comes as one JSON string (component.py: Streamlit does not walk it for dataframes).
+export default function (component) {
+  const { data } = component;
+  draw(typeof data === "string" ? { ...component, data: JSON.parse(data) } : component);
+}
