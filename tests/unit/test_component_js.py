@@ -6,15 +6,13 @@ import json
 import shutil
 import subprocess
 
-import pytest
-
 from headscope.ui.attention.component import JS
+from tests.conftest import require
 
 
 def test_the_component_module_parses(tmp_path):
     node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed (the browser tests still load the module)")
+    require(node is not None, "node is not installed (apt-get install nodejs; .ci/run does)")
     module = tmp_path / "attention.mjs"
     module.write_text(JS, encoding="utf-8")
     done = subprocess.run([node, "--check", str(module)], capture_output=True, text=True)
@@ -26,8 +24,7 @@ def test_raw_norms_are_written_as_pythons_3g(tmp_path):
     """The grid's hover prints a raw norm with g3, which must read as "%.3g" does (the atlas's
     hover, and the tests' expected strings)."""
     node = shutil.which("node")
-    if node is None:
-        pytest.skip("node is not installed")
+    require(node is not None, "node is not installed (apt-get install nodejs; .ci/run does)")
     values = [4.5612, 4.5, 0.0123456, 0.00012345, 1.23e-5, 9.996, 99.95, 123.4, 1234.5, 0.0,
               -2.345, 1e-9, 0.1, 100.0]
     module = tmp_path / "g3.mjs"

@@ -12,11 +12,6 @@ def test_defaults_are_bert_base():
         (768, 12, 12, 64)
 
 
-def test_frozen():
-    with pytest.raises(AttributeError):
-        BertConfig().hidden_size = 10
-
-
 @pytest.mark.parametrize("d,msg", [
     ({"hidden_size": 100, "num_attention_heads": 12}, "hidden_size"),
     ({"model_type": "gpt2"}, "model_type"),
