@@ -2,7 +2,7 @@
 page but the sentence box and the four maps. A benchmark's app, not a page of headscope.
 
 The same sidebar text area (Ctrl+Enter applies it), the same cached computations
-(headscope.ui.explorer_views, headscope.ui.models: the forward pass on a new sentence), the same
+(headscope.ui.explorer_cache, headscope.ui.models: the forward pass on a new sentence), the same
 maps through the same payload functions (without the page's extras: entropies in the titles, click
 targets, download names) and the same attention component under the same keys (ex_grid,
 ex_focus_grid, ex_big, ex_focus_bars) as pages/explorer.py, in the same two rows of columns;
@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from headscope.ui import figures, models, style  # noqa: E402
 from headscope.ui.attention import attention, bars_payload, focus_payload, grid_payload  # noqa: E402
-from headscope.ui.explorer_views import focus_view, layer_view  # noqa: E402
+from headscope.ui.explorer_cache import focus_view, layer_view  # noqa: E402
 from headscope.ui.layers import default_layer  # noqa: E402
 
 PARTS = set(os.environ.get("HEADSCOPE_FLOOR_PARTS", "").split(","))

@@ -30,7 +30,7 @@ def main():
     from headscope.ui import figures, masked_words
     from headscope.ui.attention import focus_payload, grid_payload
     from mha_core.metrics import token_kinds, word_focus
-    from mha_core.views import explorer_view, focus_targets
+    from mha_core.shown import explorer_view, focus_targets
 
     torch.set_num_threads(args.threads)
     bert = mha_core.load_bert()

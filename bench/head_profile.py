@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import mha_core  # noqa: E402
 from mha_core import metrics as mt  # noqa: E402
 from mha_core import patterns as pt  # noqa: E402
-from mha_core import views  # noqa: E402
+from mha_core import shown  # noqa: E402
 
 SENTENCES = [
     "I saw the man with a telescope.",
@@ -58,9 +58,9 @@ def main():
 
     res = bert.attend(SENTENCES[0])
     labels_w, _ = res.words()
-    g = views.find_word(labels_w, "with")
+    g = shown.find_word(labels_w, "with")
     rows = res.word_level(res.attentions)[:, :, g, :].numpy()  # (L, H, G)
-    to = {w: rows[:, :, views.find_word(labels_w, w)] for w in ("saw", "man", "telescope")}
+    to = {w: rows[:, :, shown.find_word(labels_w, w)] for w in ("saw", "man", "telescope")}
     print(f"\n'with' in '{SENTENCES[0]}':")
     for w, share in to.items():
         i, h = np.unravel_index(np.argmax(share), share.shape)

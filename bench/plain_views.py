@@ -39,12 +39,12 @@ def pages(bert, n: int, root: Path) -> dict:
     import torch
     from bertviz import head_view, model_view
 
-    from headscope import export, views
+    from headscope import export, view_input
     text = " ".join(WORDS[i % len(WORDS)] for i in range(n))
     res = bert.attend(text, max_length=n)
     assert len(res.tokens) == n, (len(res.tokens), n)
     att = tuple(torch.as_tensor(a)[None] for a in res.attentions)  # L x (1, H, T, T)
-    seen = views.read(res, model=bert.name)
+    seen = view_input.read(res, model=bert.name)
     out = {}
     for view, fn in (("head_view", head_view), ("model_view", model_view)):
         p = root / f"bertviz_{view}_{n}.html"
@@ -52,7 +52,7 @@ def pages(bert, n: int, root: Path) -> dict:
                      + fn(att, res.tokens, html_action="return").data, encoding="utf-8")
         out["bertviz", view] = p
         p = root / f"headscope_{view}_{n}.html"
-        export.write_html(views.lines(seen, view.split("_")[0]), p)
+        export.write_html(view_input.lines(seen, view.split("_")[0]), p)
         out["headscope", view] = p
     return out
 

@@ -1,7 +1,7 @@
 """headscope: what every attention head of a real BERT looks at, from Python and in a notebook.
 
     import headscope
-    bert = headscope.load_bert()                  # the bundled all-MiniLM-L6-v2
+    bert = headscope.load_model()                  # the bundled all-MiniLM-L6-v2
     res = bert.attend("The cat sat on the mat.")  # AttentionResult: attentions (L, H, T, T)
     headscope.head_view(res)     # the notebook views: pip install "headscope[notebook]"
     headscope.model_view(res); headscope.heads(res)
@@ -16,9 +16,11 @@ __version__ = "0.1.0"
 
 # name -> the module that defines it
 _LAZY = {
-    "load_bert": "mha_core",
+    "load_model": "mha_core",
+    "load_bert": "mha_core",  # load_model's BERT name
     "AttentionResult": "mha_core",
-    "Bert": "mha_core",
+    "Model": "mha_core",
+    "Bert": "mha_core",  # Model's BERT name
     "head_view": "headscope.widgets",
     "model_view": "headscope.widgets",
     "heads": "headscope.widgets",

@@ -18,7 +18,7 @@ from headscope.ui import export as files
 from mha_core.api import add_device_argument
 from mha_core.loading import CheckpointError
 
-from . import views
+from . import view_input
 
 PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
@@ -61,7 +61,7 @@ def write_html(payload: dict, path) -> str:
     return str(path)
 
 
-def save_tensor(a: "views.Attention", path) -> str:
+def save_tensor(a: "view_input.Attention", path) -> str:
     """The whole (L, H, T, T) tensor with its tokens, by the file's suffix: .npz, .json or .csv."""
     path = Path(path)
     meta = dict(model=a.model, text=a.text, numbering="layer and head from 1 in CSV; "
@@ -123,13 +123,13 @@ def main(argv=None) -> int:
         print("headscope export: the text is empty", file=sys.stderr)
         return 2
     try:
-        a = views.read(args.text, model=views._bert(args.model, args.device))
+        a = view_input.read(args.text, model=view_input._bert(args.model, args.device))
         if out.suffix != ".html":
             save_tensor(a, out)
         elif args.view == "heads":
-            write_html(views.grid(a, args.layer - 1), out)
+            write_html(view_input.grid(a, args.layer - 1), out)
         else:
-            write_html(views.lines(a, args.view, args.layer - 1 if args.view == "head" else 0),
+            write_html(view_input.lines(a, args.view, args.layer - 1 if args.view == "head" else 0),
                        out)
     except (ValueError, OSError, CheckpointError) as e:
         print(f"headscope export: {e}", file=sys.stderr)

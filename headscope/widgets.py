@@ -15,7 +15,7 @@ import traitlets
 
 from headscope.ui.attention import bundle
 
-from . import views
+from . import view_input
 
 
 def _binary(x):
@@ -61,16 +61,17 @@ def head_view(attention, tokens=None, model=None, layer: int = 0, heads=None,
     """bertviz's head view: lines from each token to the tokens it attends to, one colour per
     head. attention: a text, an AttentionResult, or transformers' attention tuple (with tokens).
     layer, heads: 0-based, as bertviz."""
-    return View(views.lines(views.read(attention, tokens, model, text_pair), "head", layer, heads))
+    a = view_input.read(attention, tokens, model, text_pair)
+    return View(view_input.lines(a, "head", layer, heads))
 
 
 def model_view(attention, tokens=None, model=None, text_pair=None) -> View:
     """Every layer x head as a small line view (bertviz's model view)."""
-    return View(views.lines(views.read(attention, tokens, model, text_pair), "model"))
+    return View(view_input.lines(view_input.read(attention, tokens, model, text_pair), "model"))
 
 
 def heads(attention, tokens=None, model=None, layer: int = 0, text_pair=None) -> View:
     """The Explorer's grid of one layer (0-based): every head's map, the summed head and the
     mean of the heads. Hover a cell to see its row and column in every map; click a head to
     enlarge it."""
-    return View(views.grid(views.read(attention, tokens, model, text_pair), layer))
+    return View(view_input.grid(view_input.read(attention, tokens, model, text_pair), layer))

@@ -3,7 +3,7 @@ and the analyses built on it (one concept per module: metrics, patterns, rollout
 views, heads, neuron; the lab models in mha_core.toy). torch only: no Streamlit, no plotting.
 
     import mha_core
-    bert = mha_core.load_bert()            # the bundled all-MiniLM-L6-v2
+    bert = mha_core.load_model()            # the bundled all-MiniLM-L6-v2
     res = bert.attend("I saw the man with a telescope.")
     res.attentions                         # (L, H, T, T)
 
@@ -14,11 +14,13 @@ views, heads, neuron; the lab models in mha_core.toy). torch only: no Streamlit,
 (The analyses are not imported here: `python -m mha_core.syntax` must run that module once.)
 """
 
-from .api import AttentionResult, Bert, load_bert
+from .api import AttentionResult, Bert, Model, load_bert, load_model
 from .attention import MultiHeadSelfAttention
-from .bert import BertModel
-from .config import BertConfig, ConfigError
+from .config import BertConfig, ConfigError, EncoderConfig
+from .encoder import BertModel, Encoder
 from .loading import CheckpointError
 
-__all__ = ["load_bert", "Bert", "AttentionResult", "BertConfig", "ConfigError",
-           "CheckpointError", "MultiHeadSelfAttention", "BertModel"]
+__all__ = ["load_model", "Model", "AttentionResult", "EncoderConfig", "ConfigError",
+           "CheckpointError", "MultiHeadSelfAttention", "Encoder",
+           # the same objects under their BERT names, for code written against them
+           "load_bert", "Bert", "BertConfig", "BertModel"]

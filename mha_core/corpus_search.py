@@ -3,7 +3,7 @@ chosen token's (cosine similarity), with their sentences, and what each of them 
 that layer's heads.
 
 The corpus is any list of sentences (the presets, pasted lines, a treebank's sentences); a line
-with a typed [SEP] is a pair, read as everywhere else (Bert.encode). Indexing runs it through
+with a typed [SEP] is a pair, read as everywhere else (Model.encode). Indexing runs it through
 the model in padded batches (attention_mask), sentences of similar length together; it keeps,
 per token, the unit-length hidden state and its top attention targets in every head of the
 layer. Searching is a matrix-vector product (in chunks) and numpy's argpartition.

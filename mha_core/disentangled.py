@@ -24,7 +24,7 @@ import torch
 import torch.nn as nn
 
 from .attention import MultiHeadSelfAttention, split_heads
-from .config import BertConfig
+from .config import EncoderConfig
 
 
 def log_buckets(rel: torch.Tensor, buckets: int, max_position: int) -> torch.Tensor:
@@ -59,7 +59,7 @@ def relative_rows(T: int, span: int, buckets: int, max_position: int, device=Non
 class RelativePositions(nn.Module):
     """The encoder's shared relative-position embeddings R (2S, D) and their LayerNorm."""
 
-    def __init__(self, cfg: BertConfig):
+    def __init__(self, cfg: EncoderConfig):
         super().__init__()
         self.cfg = cfg
         self.span = cfg.position_buckets or cfg.max_relative_positions  # S
@@ -75,7 +75,7 @@ class RelativePositions(nn.Module):
 
 
 class DisentangledAttention(MultiHeadSelfAttention):
-    def __init__(self, cfg: BertConfig, i: int = 0):
+    def __init__(self, cfg: EncoderConfig, i: int = 0):
         super().__init__(cfg.hidden_size, cfg.num_attention_heads)
         self.terms = tuple(cfg.pos_att_type)
         self.__dict__["positions"] = None  # the encoder's, shared: not a submodule of each layer

@@ -2,7 +2,7 @@
 
 Every analysis reads what the encoder computed in the run that made the maps, instead of
 re-deriving a layer from its weights. The model's forward calls `tap(name, value)` at each hook
-point (mha_core.bert, mha_core.attention); without a Tap nothing is recorded and nothing extra is
+point (mha_core.encoder, mha_core.attention); without a Tap nothing is recorded and nothing extra is
 computed. Layers are counted as run: ALBERT's shared layers unrolled, one entry per attention
 layer executed. TransformerLens's `run_with_cache` and hook points are the model for this.
 

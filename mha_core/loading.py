@@ -9,8 +9,8 @@ from pathlib import Path
 
 import torch
 
-from .bert import BertModel
-from .config import BertConfig, ConfigError, read_json
+from .config import ConfigError, EncoderConfig, read_json
+from .encoder import Encoder
 from .families import Family, family_of, read_config
 from .families import bert as _bert
 
@@ -136,8 +136,9 @@ def expand(table: dict, slots: list) -> dict:
 def key_map(n_layers, mlm_head: bool = False, family: Family = _bert.FAMILY,
             heads=()) -> dict:
     """The family's table expanded for its layers ({hf_name: our_name}), with the keys of the
-    heads asked for ("mlm", "replaced"). n_layers: a BertConfig, or BERT's layer count."""
-    cfg = n_layers if isinstance(n_layers, BertConfig) else BertConfig(num_hidden_layers=n_layers)
+    heads asked for ("mlm", "replaced"). n_layers: an EncoderConfig, or BERT's layer count."""
+    cfg = (n_layers if isinstance(n_layers, EncoderConfig)
+           else EncoderConfig(num_hidden_layers=n_layers))
     out = expand(family.keys(cfg), family.slots(cfg))
     for name in set(heads) | ({"mlm"} if mlm_head else set()):
         out.update(family.heads[name][1])
@@ -180,7 +181,7 @@ def named(keys, n=5) -> str:
     return f"{shown} and {len(keys) - n} more" if len(keys) > n else shown
 
 
-def map_state_dict(sd: dict, cfg: BertConfig) -> dict:
+def map_state_dict(sd: dict, cfg: EncoderConfig) -> dict:
     """Rename checkpoint keys to ours; list missing and unexpected keys by name. A head's keys
     are expected exactly when the checkpoint has any of them (the keys of an absent head's
     names are skipped: a classification head reusing them); stored copies of tied weights must
@@ -224,8 +225,8 @@ def map_state_dict(sd: dict, cfg: BertConfig) -> dict:
     return mapped
 
 
-def build_model(cfg: BertConfig, sd: dict, mode="wide") -> BertModel:
-    """A BertModel holding these weights, checked key by key and shape by shape before any copy."""
+def build_model(cfg: EncoderConfig, sd: dict, mode="wide") -> Encoder:
+    """A Encoder holding these weights, checked key by key and shape by shape before any copy."""
     if mode != "wide":
         raise CheckpointError(f"checkpoints hold wide attention weights (every head reads "
                               f"the whole {cfg.hidden_size}-dim input); they cannot be loaded "
@@ -237,7 +238,7 @@ def build_model(cfg: BertConfig, sd: dict, mode="wide") -> BertModel:
     # become the parameters). The meta device would skip the init, but initialising an
     # Embedding there imports torch._dynamo: 1.8 s more at start-up, against 0.16 s (MiniLM)
     # to 0.6 s (bert-base) of random init.
-    model = BertModel(cfg, mlm_head=mlm_head, replaced_head=replaced_head)
+    model = Encoder(cfg, mlm_head=mlm_head, replaced_head=replaced_head)
     own = model.state_dict()
     family = family_of({"model_type": cfg.model_type})
     table = {ours: hf for hf, ours in key_map(cfg, family=family, heads=family.heads).items()}

@@ -14,14 +14,14 @@ import torch
 import torch.nn as nn
 
 from .act import ACT_FNS
-from .config import BertConfig
+from .config import EncoderConfig
 
 
 class MaskedLMHead(nn.Module):
     """The transform (dense, activation, LayerNorm) and the bias; the decoder's weight is the
     word-embedding matrix, passed in at call time, so nothing is copied or kept twice."""
 
-    def __init__(self, cfg: BertConfig):
+    def __init__(self, cfg: EncoderConfig):
         super().__init__()
         W = cfg.mlm_width or cfg.hidden_size
         self.dense = nn.Linear(cfg.hidden_size, W, bias=cfg.bias)
@@ -39,7 +39,7 @@ class ReplacedTokenHead(nn.Module):
     """ELECTRA's discriminator: act(h W_1 + b_1) w_2 + b_2, one logit per token (sigmoid > 0.5:
     the model thinks the token was put there by the generator, not written by the author)."""
 
-    def __init__(self, cfg: BertConfig):
+    def __init__(self, cfg: EncoderConfig):
         super().__init__()
         self.dense = nn.Linear(cfg.hidden_size, cfg.hidden_size)
         self.act = ACT_FNS[cfg.hidden_act]

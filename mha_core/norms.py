@@ -42,7 +42,7 @@ def norm_maps(attentions, norms) -> torch.Tensor:
 def result_norm_maps(bert, res, layer: int | None = None) -> torch.Tensor:
     """The norm maps of an AttentionResult: (L, H, T, T) raw norms, on the CPU; with `layer`,
     that run layer's alone (H, T, T), from a run that stops there. The values are read from a
-    run of the result's text with its head mask (Bert.trace)."""
+    run of the result's text with its head mask (Model.trace)."""
     if layer is None:
         cache = bert.trace(res, ("v",))
         return norm_maps(res.attentions, value_norms(bert.model, cache)[:, 0].to("cpu"))
@@ -92,7 +92,7 @@ def main(argv=None):
     over a treebank's sentences (default: the hand-made sample), as the README's table."""
     import argparse
 
-    from .api import add_device_argument, load_bert
+    from .api import add_device_argument, load_model
     from .treebank import DEFAULT_TREEBANK, read_treebank
 
     ap = argparse.ArgumentParser(prog="python -m mha_core.norms")
@@ -103,7 +103,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     texts = [s.text for s in read_treebank(args.treebank, max_bytes=2**40)][:args.limit]
     try:
-        bert = load_bert(args.model, device=args.device)
+        bert = load_model(args.model, device=args.device)
     except ValueError as e:
         ap.error(str(e))
     out = weight_and_norm_shares(bert, texts)

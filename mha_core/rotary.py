@@ -12,7 +12,7 @@ import torch
 import torch.nn as nn
 
 from .attention import MultiHeadSelfAttention, split_heads
-from .config import BertConfig
+from .config import EncoderConfig
 
 
 def rotate_half(x):
@@ -38,7 +38,7 @@ def _rotary(T: int, K: int, theta: float, device):
 
 
 class RotaryAttention(MultiHeadSelfAttention):
-    def __init__(self, cfg: BertConfig, i: int):
+    def __init__(self, cfg: EncoderConfig, i: int):
         super().__init__(cfg.hidden_size, cfg.num_attention_heads, bias=cfg.bias)
         del self.query, self.key, self.value
         D = cfg.hidden_size

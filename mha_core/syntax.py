@@ -226,7 +226,7 @@ def main(argv=None):
     import argparse
     import json
 
-    from .api import add_device_argument, load_bert
+    from .api import add_device_argument, load_model
     from .treebank import read_treebank
 
     ap = argparse.ArgumentParser(prog="python -m mha_core.syntax",
@@ -242,7 +242,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     sentences = read_treebank(args.treebank, max_bytes=2**40)
     try:
-        bert = load_bert(args.model, device=args.device)
+        bert = load_model(args.model, device=args.device)
     except ValueError as e:
         ap.error(str(e))
     scores = score_treebank(bert, sentences)

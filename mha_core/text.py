@@ -78,7 +78,7 @@ def pair_reading(tokenizer) -> str:
 
 def split_pair(text: str, text_pair: str | None = None, sep: str = "[SEP]",
                allow_pair: bool = True, seps: int = 1) -> TextPair:
-    """THE one reading of a sentence pair, used by every caller (Bert.encode calls it).
+    """THE one reading of a sentence pair, used by every caller (Model.encode calls it).
 
     A [SEP] typed inside a single text box is the pair separator: the text before the first one
     is sentence A, the rest sentence B (BERT was trained on [CLS] A [SEP] B [SEP]). With a
@@ -120,7 +120,7 @@ class Encoded:
     segments_full: tuple = (0, 0)  # the word pieces of A and of B before any cut
     masks: tuple = ()  # positions of [MASK] tokens kept, in order
     n_masks_full: int = 0  # [MASK] tokens before the cut (more than len(masks): some were cut)
-    source: TextPair | None = None  # what was encoded (set by Bert.encode)
+    source: TextPair | None = None  # what was encoded (set by Model.encode)
     pieces: tuple = ()  # T of the tokenizer's own tokens (convert_ids_to_tokens: Ġ, ▁, ## kept)
 
     def segment_lengths(self) -> tuple:

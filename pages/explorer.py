@@ -16,7 +16,7 @@ from headscope.ui import (
     link,
     masked_words,
     models,
-    one_head,
+    one_head_results,
     presets,
     replaced,
     shared_view,
@@ -25,7 +25,7 @@ from headscope.ui import (
 )
 from headscope.ui.attention import attention, bars_payload, focus_payload, grid_payload
 from headscope.ui.attention.payload import WINDOW
-from headscope.ui.explorer_views import focus_view, layer_view
+from headscope.ui.explorer_cache import focus_view, layer_view
 from headscope.ui.export import attention_csv, attention_json
 from headscope.ui.labels import visible
 from headscope.ui.layers import default_layer
@@ -229,7 +229,7 @@ with focus_col:
               key="ex_focus_grid", on_cell=open_head, filename="focus",
               tag=f"focus {query}{' by norm' if by_norm else ''}")
     st.caption(captions.single_head(v["single_summary"], labels, layer, H, D))
-    one_head.explorer_note(name, layer, key="ex_one_head")  # is one head enough? (issue 24)
+    one_head_results.explorer_note(name, layer, key="ex_one_head")  # is one head enough?
     st.page_link(page_file("training_lab"), icon=":material/model_training:",
                  label="One head trained against many: the Training lab")
 

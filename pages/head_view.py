@@ -18,7 +18,7 @@ from headscope.ui.page import Page
 from headscope.ui.presentation import presenting
 from headscope.ui.tensor_downloads import tensor_downloads
 from headscope.ui.words import special_names
-from mha_core.views import explorer_view, segments_view
+from mha_core.shown import explorer_view, segments_view
 
 PAGE = Page("hv", keep=("hv_words", "hv_nospecial"),
             link=("layer", "heads", "focus", "words", "nospecial"))

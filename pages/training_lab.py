@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from headscope.ui import figures, models, one_head
+from headscope.ui import figures, models, one_head_results
 from headscope.ui.page import Page
 from headscope.ui.presentation import plot, presenting
 from headscope.ui.words import plural
@@ -185,8 +185,8 @@ heads, each relation gets its own softmax, and the task is solved in a few hundr
                                    "mean pairwise map distance", yrange=[0, 1]),
              width="stretch", key="tl_exp2_div")
 
-st.subheader("On the real model: is one head enough?")  # issue 24, headscope/ui/one_head.py
-one_head.section(models.BUNDLED, key="tl_one_head")
+st.subheader("On the real model: is one head enough?")  # headscope/ui/one_head_results.py
+one_head_results.section(models.BUNDLED, key="tl_one_head")
 
 # --- experiment 2: symmetry --------------------------------------------------------------------
 st.subheader("Experiment 2 · Why don't the heads learn the same thing? (symmetry)")

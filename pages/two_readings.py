@@ -11,7 +11,7 @@ from headscope.ui.layers import default_layer
 from headscope.ui.models import shape
 from headscope.ui.page import Page
 from headscope.ui.presentation import plot, presenting, tucked
-from mha_core import views
+from mha_core import shown
 from mha_core.heads import HeadId, head_names
 
 PAGE = Page("tr", keep=("tr_pair", "tr_a", "tr_b", "tr_focus", "tr_head", "tr_shared"),
@@ -34,7 +34,7 @@ def readings(name: str, a: str, b: str) -> dict:
     out = {}
     for side, text in (("a", a), ("b", b)):
         res = models.attend(name, text)
-        maps, labels, special = views.explorer_view(res.attentions, res, word_level=True)
+        maps, labels, special = shown.explorer_view(res.attentions, res, word_level=True)
         out[side] = dict(labels=labels, special=special, maps=maps.numpy())  # (L, H, G, G)
     return out
 
@@ -111,7 +111,7 @@ if not focus.strip():
 view = guards.computed_or_stop(readings, name, a, b)
 where = {}
 for side, title in (("a", "A"), ("b", "B")):
-    where[side] = views.find_word(view[side]["labels"], focus)
+    where[side] = shown.find_word(view[side]["labels"], focus)
     if where[side] is None:
         st.warning(f"The focus token is not a word of sentence {title}. Its words are listed "
                    "below; choose one that both sentences contain.")
@@ -123,7 +123,7 @@ ga, gb = where["a"], where["b"]
 rows_a = view["a"]["maps"][:, :, ga, :]  # (L, H, G_a): where the focus token looks in A
 rows_b = view["b"]["maps"][:, :, gb, :]  # (L, H, G_b)
 la, lb = view["a"]["labels"], view["b"]["labels"]
-diff = views.reading_difference(rows_a, la, rows_b, lb, shared_only=shared_only)  # (L, H)
+diff = shown.reading_difference(rows_a, la, rows_b, lb, shared_only=shared_only)  # (L, H)
 
 names = head_names(L, H)
 if linked_head is not None and linked_head not in names:
@@ -132,14 +132,14 @@ if linked_head is not None and linked_head not in names:
 if ss.get("tr_head") not in names:  # the head that changes most in the Explorer's layer
     layer0 = default_layer(name)
     ss["tr_head"] = str(HeadId(layer0, int(np.argmax(diff[layer0]))))
-shown = HeadId.parse(ss["tr_head"])
-layer, head = shown.layer, shown.head
+picked = HeadId.parse(ss["tr_head"])
+layer, head = picked.layer, picked.head
 link.write_query_params(a=a, b=b, focus=focus, head=ss["tr_head"],
                         shared=None if shared_only else 0)
 
 plot(st, fg.diff_grid_figure(diff, selected=(layer, head)), room=GRID_ROOM, key="tr_grid",
      on_select=on_click, selection_mode="points", config={"displayModeBar": False})
-only_a, only_b = views.words_in_one_only(la, lb)
+only_a, only_b = shown.words_in_one_only(la, lb)
 if shared_only:
     left_out = "; ".join(f"{side}: " + ", ".join(f"“{md_text(w)}”" for w in words)
                          for side, words in (("A", only_a), ("B", only_b)) if words)
@@ -164,7 +164,7 @@ for w, s in zip([*la, *lb], [*view["a"]["special"], *view["b"]["special"]]):
         colour_of.setdefault(w.lower(), len(colour_of))
 for col, side, g in ((left, "A", ga), (right, "B", gb)):
     v = view[side.lower()]
-    top, weight, _ = views.focus_targets(v["maps"], g)  # (L, H) each
+    top, weight, _ = shown.focus_targets(v["maps"], g)  # (L, H) each
     tops[side] = top.numpy().ravel()  # (L*H,)
     plot(col, fg.focus_grid(top.numpy(), weight.numpy(), v["labels"], v["special"],
                             v["labels"][g], title=f"Sentence {side}", words=colour_of,

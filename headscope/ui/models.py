@@ -115,7 +115,7 @@ def _load(name: str):
     # One process serves every session: concurrent runs each asking torch for several threads
     # oversubscribe the cores (bench/class_load.py). Process-wide; set before the first forward.
     torch.set_num_threads(TORCH_THREADS)
-    return mha_core.load_bert(model_choices()[name], device=DEVICE)
+    return mha_core.load_model(model_choices()[name], device=DEVICE)
 
 
 def warm_up():
@@ -126,7 +126,7 @@ def warm_up():
     bert.attend(DEFAULT_TEXT)
     import headscope.ui.export  # noqa: F401
     import headscope.ui.figures  # noqa: F401
-    import mha_core.views  # noqa: F401
+    import mha_core.shown  # noqa: F401
 
 
 def get_bert(name: str):
@@ -204,7 +204,7 @@ def attend(name: str, text: str, text_pair: str | None = None):
 @st.cache_data(**bounded(1024), show_spinner=False)
 def text_facts(name: str, text: str, text_pair: str | None = None) -> dict:
     """What the tokenizer makes of a text or a pair (no forward pass): small, so it is cheap to
-    copy. The pair is read as every caller reads it (Bert.encode: mha_core.text.split_pair)."""
+    copy. The pair is read as every caller reads it (Model.encode: mha_core.text.split_pair)."""
     from mha_core.text import (
         normalisation,
         pair_reading,

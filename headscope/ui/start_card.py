@@ -8,7 +8,7 @@ import streamlit as st
 from mha_core import questions as qs
 
 from ..files import page_file
-from . import models, one_head
+from . import models, one_head_results
 from .guards import md_text
 from .labels import visible
 from .layers import default_layer
@@ -34,9 +34,9 @@ def close():
 
 def best_fit(name: str, layer: int):
     """The best-fit single head's held-out R² for this layer (0-based) from the results shipped
-    for this model (headscope/ui/one_head.py, `python -m mha_core.one_head`); None where none are
-    shipped."""
-    result = one_head.load(name)
+    for this model (headscope/ui/one_head_results.py, `python -m mha_core.one_head`); None
+    where none are shipped."""
+    result = one_head_results.load(name)
     if result is None:
         return None
     return qs.BestFit(layer, result["layers"][layer]["fitted"]["1"])

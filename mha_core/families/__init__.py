@@ -1,7 +1,8 @@
 """The families of BERT-like encoders headscope runs, one small module each.
 
 Every family module declares the same four things, so two of them can be diffed by eye:
-  read_config(d)  config.json -> BertConfig, naming the parts that differ (built in mha_core.bert)
+  read_config(d)  config.json -> EncoderConfig, naming the parts that differ (built in
+                  mha_core.encoder)
   KEYS            the flat key table, Hugging Face name -> ours ("{i}": the weight layer)
   HEADS           optional heads: name -> (the checkpoint prefixes that say it is there, its keys)
   TIED            stored copies of tied weights -> the key they must equal
@@ -40,7 +41,7 @@ def family_of(d: dict) -> Family:
 
 
 def read_config(d: dict):
-    """The BertConfig of any supported family's config.json dict (dispatch on model_type)."""
+    """The EncoderConfig of any supported family's config.json dict (dispatch on model_type)."""
     return family_of(d).read_config(d)
 
 

@@ -2,7 +2,7 @@
 uses group int(i / (L / groups)) and all that group's inner layers, so every run layer of one
 group has the SAME heads (the same parameters); gelu_new; masked-LM head of width E."""
 
-from ..config import BertConfig, ConfigError
+from ..config import ConfigError, EncoderConfig
 from .base import Family, refuse_decoders
 
 
@@ -12,7 +12,7 @@ def layer_weights(layers: int, groups: int, inner: int) -> tuple:
                  for j in range(inner))
 
 
-def read_config(d: dict) -> BertConfig:
+def read_config(d: dict) -> EncoderConfig:
     refuse_decoders(d)
     L = d.get("num_hidden_layers", 12)
     groups, inner = d.get("num_hidden_groups", 1), d.get("inner_group_num", 1)
@@ -20,14 +20,14 @@ def read_config(d: dict) -> BertConfig:
         raise ConfigError(f"num_hidden_layers ({L}), num_hidden_groups ({groups}) and "
                           f"inner_group_num ({inner}) must be positive, with no more groups "
                           f"than layers")
-    return BertConfig.known(
+    return EncoderConfig.known(
         {**d, "num_hidden_layers": L * inner}, model_type="albert", positions="absolute",
         attention="standard", feed_forward="mlp", pre_norm=False,
         embedding_size=d.get("embedding_size", 128), mlm_width=d.get("embedding_size", 128),
         layer_weights=layer_weights(L, groups, inner), inner_layers=inner)
 
 
-def slots(cfg: BertConfig) -> list:
+def slots(cfg: EncoderConfig) -> list:
     """Weight layer g * inner + j is albert_layer_groups.{g}.albert_layers.{j}."""
     inner = cfg.inner_layers
     return [{"g": n // inner, "j": n % inner, "i": n} for n in range(cfg.n_weight_layers)]

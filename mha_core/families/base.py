@@ -4,10 +4,10 @@ package's __init__ collects the families."""
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..config import BertConfig, ConfigError
+from ..config import ConfigError, EncoderConfig
 
 
-def one_slot_per_layer(cfg: BertConfig) -> list:
+def one_slot_per_layer(cfg: EncoderConfig) -> list:
     """The format arguments of each weight layer's keys: {"i": 0}, {"i": 1}, ..."""
     return [{"i": i} for i in range(cfg.n_weight_layers)]
 
@@ -17,7 +17,7 @@ class Family:
     name: str  # as shown: "RoBERTa"
     model_types: tuple  # config.json's model_type values
     prefix: str  # the encoder's keys in a checkpoint saved with a head: "roberta."
-    read_config: Callable  # dict -> BertConfig
+    read_config: Callable  # dict -> EncoderConfig
     keys: Callable  # cfg -> {hf: ours} with "{i}" (ALBERT also "{g}", "{j}")
     heads: dict = field(default_factory=dict)  # name -> (prefixes, {hf: ours})
     tied: dict = field(default_factory=dict)  # copy -> twin

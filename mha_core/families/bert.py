@@ -1,16 +1,16 @@
 """BERT: learned absolute positions, two token types, post-LN layers, GELU feed-forward."""
 
-from ..config import BertConfig, ConfigError
+from ..config import ConfigError, EncoderConfig
 from .base import Family, refuse_decoders
 
 
-def read_config(d: dict) -> BertConfig:
+def read_config(d: dict) -> EncoderConfig:
     pos = d.get("position_embedding_type", "absolute")
     if pos != "absolute":
         raise ConfigError(f"position_embedding_type {pos!r} is not supported; only "
                           f"'absolute' position embeddings are")
     refuse_decoders(d)
-    return BertConfig.known(d, model_type="bert", positions="absolute", attention="standard",
+    return EncoderConfig.known(d, model_type="bert", positions="absolute", attention="standard",
                             feed_forward="mlp", pre_norm=False)
 
 

@@ -2,12 +2,12 @@
 attention (mha_core.disentangled) with log-bucketed relative positions shared by every layer;
 the embeddings zero padded tokens; query/key/value named *_proj; eps from config (1e-7)."""
 
-from ..config import BertConfig, ConfigError
+from ..config import ConfigError, EncoderConfig
 from . import bert
 from .base import Family, refuse_decoders
 
 
-def read_config(d: dict) -> BertConfig:
+def read_config(d: dict) -> EncoderConfig:
     refuse_decoders(d)
     terms = d.get("pos_att_type") or []
     terms = terms.split("|") if isinstance(terms, str) else terms
@@ -23,7 +23,7 @@ def read_config(d: dict) -> BertConfig:
         raise ConfigError("norm_rel_ebd must be 'layer_norm' (DeBERTa-v3's setting)")
     max_rel = d.get("max_relative_positions", -1)
     max_rel = max_rel if max_rel and max_rel >= 1 else d.get("max_position_embeddings", 512)
-    return BertConfig.known(
+    return EncoderConfig.known(
         d, model_type="deberta-v2", type_vocab_size=d.get("type_vocab_size") or 0,
         positions="absolute" if d.get("position_biased_input", True) else "none",
         attention="disentangled", feed_forward="mlp", pre_norm=False, pairs=True,
@@ -41,7 +41,7 @@ KEYS = {
 }
 
 
-def keys(cfg: BertConfig) -> dict:
+def keys(cfg: EncoderConfig) -> dict:
     drop = {"embeddings.position_embeddings.weight"} if cfg.positions == "none" else set()
     if not cfg.type_vocab_size:
         drop.add("embeddings.token_type_embeddings.weight")

@@ -1,20 +1,20 @@
 """DistilBERT: its own config names (dim, n_layers, ...), no token types, LayerNorm eps fixed at
 1e-12, q_lin/k_lin/v_lin/out_lin; sinusoidal positions are stored as weights, so they load."""
 
-from ..config import BertConfig
+from ..config import EncoderConfig
 from .base import Family, refuse_decoders
 
 EPS = 1e-12  # fixed in transformers' code, whatever config.json says
 
 
-def read_config(d: dict) -> BertConfig:
+def read_config(d: dict) -> EncoderConfig:
     refuse_decoders(d)
     names = dict(vocab_size=d.get("vocab_size"), hidden_size=d.get("dim"),
                  num_hidden_layers=d.get("n_layers"), num_attention_heads=d.get("n_heads"),
                  intermediate_size=d.get("hidden_dim"), hidden_act=d.get("activation"),
                  max_position_embeddings=d.get("max_position_embeddings"),
                  pad_token_id=d.get("pad_token_id"))
-    return BertConfig.known(names, model_type="distilbert", type_vocab_size=0,
+    return EncoderConfig.known(names, model_type="distilbert", type_vocab_size=0,
                             layer_norm_eps=EPS, mlm_norm_eps=EPS, positions="absolute",
                             attention="standard", feed_forward="mlp", pre_norm=False, pairs=True)
 

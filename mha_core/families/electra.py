@@ -2,15 +2,15 @@
 hidden_size when narrower; two heads: the discriminator's replaced-token logit and the
 generator's masked-LM head (of width embedding_size)."""
 
-from ..config import BertConfig
+from ..config import EncoderConfig
 from . import bert
 from .base import Family
 
 
-def read_config(d: dict) -> BertConfig:
+def read_config(d: dict) -> EncoderConfig:
     cfg = bert.read_config(d)
     E = d.get("embedding_size") or cfg.hidden_size
-    return BertConfig.known(d, model_type="electra", positions="absolute", attention="standard",
+    return EncoderConfig.known(d, model_type="electra", positions="absolute", attention="standard",
                             feed_forward="mlp", pre_norm=False,
                             embedding_size=E if E != cfg.hidden_size else None,
                             mlm_width=E, mlm_act="gelu")
@@ -20,7 +20,7 @@ PROJECT = {"embeddings_project.weight": "embeddings.project.weight",
            "embeddings_project.bias": "embeddings.project.bias"}
 
 
-def keys(cfg: BertConfig) -> dict:
+def keys(cfg: EncoderConfig) -> dict:
     return {**bert.KEYS, **(PROJECT if cfg.embedding_size else {})}
 
 

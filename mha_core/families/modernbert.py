@@ -2,11 +2,11 @@
 with a band of half-width local_attention // 2 between global ones, GeGLU feed-forward, a
 final norm; no position or type embeddings; fused Wqkv."""
 
-from ..config import BertConfig
+from ..config import EncoderConfig
 from .base import Family, refuse_decoders
 
 
-def read_config(d: dict) -> BertConfig:
+def read_config(d: dict) -> EncoderConfig:
     refuse_decoders(d)
     L = d.get("num_hidden_layers", 22)
     every = d.get("global_attn_every_n_layers", 3)
@@ -17,7 +17,7 @@ def read_config(d: dict) -> BertConfig:
              for kind, key, default in (("full_attention", "global_rope_theta", 160000.0),
                                         ("sliding_attention", "local_rope_theta", 10000.0))}
     act = d.get("hidden_activation", "gelu")
-    return BertConfig.known(
+    return EncoderConfig.known(
         d, model_type="modernbert", type_vocab_size=0, positions="none", attention="rotary",
         feed_forward="geglu", pre_norm=True, bias=False, final_norm=True, pairs=True,
         layer_norm_eps=d.get("norm_eps", 1e-5), hidden_act=act,
@@ -41,7 +41,7 @@ KEYS = {
 }
 
 
-def keys(cfg: BertConfig) -> dict:
+def keys(cfg: EncoderConfig) -> dict:
     """Layer 0 has no attn_norm (it reads the embeddings' norm)."""
     return {**KEYS, "layers.0.attn_norm.weight": None}
 

@@ -2,14 +2,14 @@
 pad + 1 over real tokens; one token-type row added to every token; a pair is read through
 </s></s> without segment embeddings; its own masked-LM head names."""
 
-from ..config import BertConfig
+from ..config import EncoderConfig
 from . import bert
 from .base import Family, refuse_decoders
 
 
-def read_config(d: dict) -> BertConfig:
+def read_config(d: dict) -> EncoderConfig:
     refuse_decoders(d)
-    return BertConfig.known(d, model_type="roberta", positions="offset", attention="standard",
+    return EncoderConfig.known(d, model_type="roberta", positions="offset", attention="standard",
                             feed_forward="mlp", pre_norm=False, pairs=True, mlm_act="gelu")
 
 

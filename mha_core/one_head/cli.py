@@ -14,7 +14,7 @@ from pathlib import Path
 
 import torch
 
-from ..api import add_device_argument, load_bert
+from ..api import add_device_argument, load_model
 from ..loading import CheckpointError
 from .data import read_corpus
 from .fit import FITTED, FitConfig, fitted_meaning
@@ -116,7 +116,7 @@ def main(argv=None) -> int:
         settings = Settings(sentences=a.sentences, seeds=tuple(a.seeds), heads=tuple(a.heads),
                             fresh_full=not a.no_fresh, layers=tuple(a.layers),
                             fit=FitConfig(steps=a.steps, lr=a.lr, eval_every=a.eval_every))
-        bert = load_bert(a.model, device=a.device)
+        bert = load_model(a.model, device=a.device)
     except (ValueError, OSError, CheckpointError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

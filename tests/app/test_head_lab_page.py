@@ -37,7 +37,7 @@ def test_switching_a_head_off_changes_the_output(bundled):
     assert np.isnan(moved[0, 0])  # the head that is off is blank
     assert np.allclose(moved[0, 1:], 0, atol=1e-6)
     assert (moved[1:] > 0).all()
-    # the number is the one Bert.attend gives with the same head mask
+    # the number is the one Model.attend gives with the same head mask
     mask = np.ones((6, 12))
     mask[0, 0] = 0
     intact, ablated = bundled.attend(TEXT), bundled.attend(TEXT, head_mask=mask)

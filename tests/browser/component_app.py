@@ -18,7 +18,7 @@ from headscope.ui.attention import attention, lines_payload  # noqa: E402
 
 @st.cache_resource
 def bert():
-    return mha_core.load_bert()
+    return mha_core.load_model()
 
 
 qp = st.query_params

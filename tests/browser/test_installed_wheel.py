@@ -135,8 +135,8 @@ def imports_with_no_repository_on_sys_path(installed, tmp_path):
         "sys.path\n"
         "for m in (headscope, mha_core, c):\n"
         "    assert m.__file__.startswith(sys.prefix), m.__file__\n"
-        "assert headscope.load_bert is mha_core.load_bert\n"
-        "res = headscope.load_bert().attend('The cat sat.')\n"
+        "assert headscope.load_model is mha_core.load_model\n"
+        "res = headscope.load_model().attend('The cat sat.')\n"
         "print(' '.join(res.tokens), tuple(res.attentions.shape))\n")
     out = subprocess.run([str(installed / "bin" / "python"), "-c", code], cwd=tmp_path,
                          capture_output=True, text=True, env=clean_env())
@@ -149,7 +149,7 @@ def headscope_run_draws_the_explorer(installed, tmp_path, page):
     import mha_core
     from headscope.ui.models import DEFAULT_TEXT
 
-    tokens = mha_core.load_bert().attend(DEFAULT_TEXT).tokens
+    tokens = mha_core.load_model().attend(DEFAULT_TEXT).tokens
     port = free_port()
     log_path = tmp_path / "run.log"
     with open(log_path, "w") as log:

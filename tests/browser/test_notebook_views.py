@@ -10,7 +10,7 @@ from xml.sax.saxutils import escape
 
 import pytest
 
-from headscope import export, views, widgets
+from headscope import export, view_input, widgets
 from headscope.ui.attention import bundle
 
 TEXT = "The cat sat on the mat because it was tired."
@@ -62,7 +62,7 @@ def _dv(p):
 
 @pytest.fixture(scope="module")
 def seen(bundled):
-    return views.read(bundled.attend(TEXT), model=bundled.name)
+    return view_input.read(bundled.attend(TEXT), model=bundled.name)
 
 
 def _mount(page, payload):
@@ -82,7 +82,7 @@ def _png_size(path) -> tuple:
 
 
 def test_widget_grid_draws_hovers_clicks_and_exports(page, seen, tmp_path):
-    _mount(page, views.grid(seen, layer=2))
+    _mount(page, view_input.grid(seen, layer=2))
     _drawn(page, seen.tokens)
     host = page.locator("div.hs-host")
     H = seen.att.shape[1]
@@ -123,7 +123,7 @@ def test_widget_grid_draws_hovers_clicks_and_exports(page, seen, tmp_path):
 
 
 def test_widget_head_view_hover_state_and_svg(page, seen, tmp_path):
-    _mount(page, views.lines(seen, "head", layer=1))
+    _mount(page, view_input.lines(seen, "head", layer=1))
     _drawn(page, seen.tokens)
     host = page.locator("div.hs-host")
     assert int(host.get_attribute("data-lines")) > 0
@@ -166,7 +166,7 @@ def test_widget_head_view_hover_state_and_svg(page, seen, tmp_path):
 
 def test_standalone_html_offline_from_file(browser, seen, tmp_path):
     path = tmp_path / "view.html"
-    export.write_html(views.lines(seen, "head", layer=0), path)
+    export.write_html(view_input.lines(seen, "head", layer=0), path)
     ctx = browser.new_context(viewport={"width": 1280, "height": 800})
     requests = []
     ctx.on("request", lambda r: requests.append(r.url))
@@ -190,7 +190,7 @@ def test_standalone_html_keeps_tokens_as_text(browser, tmp_path):
     tokens = ["[CLS]", "</script><b>x</b>", "a&b", "[SEP]"]
     att = [[[[0.25] * 4] * 4]]  # (1, 1, 4, 4)
     path = tmp_path / "hostile.html"
-    export.write_html(views.lines(views.read(att, tokens), "head"), path)
+    export.write_html(view_input.lines(view_input.read(att, tokens), "head"), path)
     assert "</script><b>" not in path.read_text(encoding="utf-8")
     page = browser.new_page()
     try:

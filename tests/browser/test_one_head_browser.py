@@ -4,7 +4,7 @@ Training lab show the per-layer answer with the numbers of the shipped results."
 import json
 
 from headscope.ui.models import BUNDLED
-from headscope.ui.one_head import SHIPPED
+from headscope.ui.one_head_results import SHIPPED
 from mha_core.one_head import sentence
 from testkit.browser import no_exception
 

@@ -18,7 +18,7 @@ ROUNDING = dict(rtol=1e-5, atol=1e-5)
 
 def attend_change(bert, mask) -> torch.Tensor:
     """Per token, 1 - cosine of the final hidden states, intact against head_mask, through two
-    plain Bert.attend calls (not the batched path under test). (T,)"""
+    plain Model.attend calls (not the batched path under test). (T,)"""
     intact = bert.attend(TEXT).hidden_states[-1]  # (T, D)
     ablated = bert.attend(TEXT, head_mask=mask).hidden_states[-1]
     return 1 - torch.nn.functional.cosine_similarity(intact, ablated, dim=-1)
@@ -33,7 +33,7 @@ def test_no_head_off_changes_nothing(tiny, bundled):
 
 
 def test_importance_matches_one_head_at_a_time(tiny):
-    """The batched ranking equals switching each head off alone through Bert.attend."""
+    """The batched ranking equals switching each head off alone through Model.attend."""
     L, H = tiny.config.num_hidden_layers, tiny.config.num_attention_heads
     imp = ab.head_importance(tiny, TEXT)
     assert imp.shape == (L, H)
@@ -49,7 +49,7 @@ def test_importance_matches_one_head_at_a_time(tiny):
 
 
 def test_head_with_zero_output_columns_has_importance_zero(tiny_dir):
-    bert = mha_core.load_bert(str(tiny_dir))  # a private copy: the shared fixture stays intact
+    bert = mha_core.load_model(str(tiny_dir))  # a private copy: the shared fixture stays intact
     K = bert.config.hidden_size // bert.config.num_attention_heads
     with torch.no_grad():
         bert.model.layers[1].attn.out.weight[:, 2 * K:3 * K] = 0  # head 2 of layer 1 writes nothing

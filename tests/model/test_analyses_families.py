@@ -20,7 +20,7 @@ TEXT = "I saw the man with a telescope."
 @pytest.fixture(scope="module", params=FAMILIES)
 def family(request, tmp_path_factory):
     name = request.param
-    bert = mha_core.load_bert(str(save_tiny_family(name, tmp_path_factory.mktemp(name))),
+    bert = mha_core.load_model(str(save_tiny_family(name, tmp_path_factory.mktemp(name))),
                               device="cpu")
     hf = build_tiny_family(name)  # seed 0: the weights saved above
     res = bert.attend(TEXT)

@@ -12,7 +12,7 @@ TEXTS = ["The cat sat.", "I saw the man with a telescope.",
 @pytest.fixture(scope="module")
 def bert():
     import mha_core
-    return mha_core.load_bert()
+    return mha_core.load_model()
 
 
 def same(a, b):

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow  # seconds of model runs: make test runs it, test-
 
 @pytest.fixture(scope="module")
 def base(base_dir):
-    return mha_core.load_bert(str(base_dir))
+    return mha_core.load_model(str(base_dir))
 
 
 def test_syntax_scores_every_head(base):

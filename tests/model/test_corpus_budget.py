@@ -21,7 +21,7 @@ budget.return_freed_memory()  # as serve.py does
 import mha_core
 from mha_core.corpus_search import build_index, encode_lines, index_bytes, indexed_tokens
 torch.set_num_threads(1)
-bert = mha_core.load_bert(); bert.attend("warm up")
+bert = mha_core.load_model(); bert.attend("warm up")
 def rss():
     with open("/proc/self/status") as f:
         return next(int(l.split()[1]) / 1024 for l in f if l.startswith("VmRSS"))

@@ -20,7 +20,7 @@ FAMILIES = ["bert", "albert", "deberta", "modernbert", "distilbert"]
 
 @pytest.fixture(scope="module")
 def on_meta(tmp_path_factory):
-    return {n: mha_core.load_bert(str(save_tiny_family(n, tmp_path_factory.mktemp(n))),
+    return {n: mha_core.load_model(str(save_tiny_family(n, tmp_path_factory.mktemp(n))),
                                   device="meta") for n in FAMILIES}
 
 

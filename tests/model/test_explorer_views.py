@@ -14,7 +14,7 @@ from headscope.ui import figures
 from headscope.ui.export import attention_csv, attention_json
 from headscope.ui.labels import axis_labels, label, plain_label, visible
 from mha_core.metrics import entropy, head_divergence
-from mha_core.views import explorer_view, focus_targets, segments_view
+from mha_core.shown import explorer_view, focus_targets, segments_view
 
 
 def random_maps(*shape, seed=0):

@@ -13,7 +13,7 @@ TEXT, PAIR = "The animal didn't cross the street.", "I saw the man."
 @pytest.fixture(scope="module", params=["roberta", "albert", "electra", "modernbert", "deberta",
                                         "distilbert"])
 def loaded(request, tmp_path_factory):
-    return request.param, mha_core.load_bert(str(save_tiny_family(
+    return request.param, mha_core.load_model(str(save_tiny_family(
         request.param, tmp_path_factory.mktemp(request.param) / request.param)))
 
 

@@ -55,7 +55,7 @@ def test_bert_prefix_and_gamma_beta_checkpoint_loads_and_matches(tiny_dir, tmp_p
     shutil.copytree(tiny_dir, d)
     (d / "model.safetensors").unlink()
     torch.save(old, d / "pytorch_model.bin")
-    ours = mha_core.load_bert(str(d))
+    ours = mha_core.load_model(str(d))
     assert ours.has_mlm_head
     res = ours.attend("the cat sat on the mat.")
     enc = ours.encode("the cat sat on the mat.")
@@ -71,27 +71,27 @@ def test_bert_prefix_and_gamma_beta_checkpoint_loads_and_matches(tiny_dir, tmp_p
 def test_missing_weights_file(ckpt):
     (ckpt / "model.safetensors").unlink()
     with pytest.raises(CheckpointError, match="no weights in .*model.safetensors"):
-        mha_core.load_bert(str(ckpt))
+        mha_core.load_model(str(ckpt))
 
 
 def test_missing_config(ckpt):
     (ckpt / "config.json").unlink()
     with pytest.raises(CheckpointError, match="no config.json"):
-        mha_core.load_bert(str(ckpt))
+        mha_core.load_model(str(ckpt))
 
 
 def test_truncated_safetensors_names_the_file(ckpt):
     f = ckpt / "model.safetensors"
     f.write_bytes(f.read_bytes()[:1000])
     with pytest.raises(CheckpointError, match=r"model\.safetensors is corrupt or truncated"):
-        mha_core.load_bert(str(ckpt))
+        mha_core.load_model(str(ckpt))
 
 
 def test_corrupt_pytorch_bin_names_the_file(ckpt):
     (ckpt / "model.safetensors").unlink()
     (ckpt / "pytorch_model.bin").write_bytes(b"this is not a checkpoint")
     with pytest.raises(CheckpointError, match=r"pytorch_model\.bin is corrupt or truncated"):
-        mha_core.load_bert(str(ckpt))
+        mha_core.load_model(str(ckpt))
 
 
 def test_missing_key_is_named(ckpt):
@@ -100,7 +100,7 @@ def test_missing_key_is_named(ckpt):
     save_file(sd, str(ckpt / "model.safetensors"))
     with pytest.raises(CheckpointError,
                        match=r"1 missing key: encoder\.layer\.1\.attention\.self\.key\.weight"):
-        mha_core.load_bert(str(ckpt))
+        mha_core.load_model(str(ckpt))
 
 
 def test_extra_key_is_named(ckpt):
@@ -109,7 +109,7 @@ def test_extra_key_is_named(ckpt):
     save_file(sd, str(ckpt / "model.safetensors"))
     with pytest.raises(CheckpointError,
                        match=r"1 unexpected key: encoder\.layer\.7\.attention\.self\.query"):
-        mha_core.load_bert(str(ckpt))
+        mha_core.load_model(str(ckpt))
 
 
 def test_wrong_shape_names_key_and_both_shapes(ckpt):
@@ -118,7 +118,7 @@ def test_wrong_shape_names_key_and_both_shapes(ckpt):
     save_file(sd, str(ckpt / "model.safetensors"))
     with pytest.raises(CheckpointError, match=r"encoder\.layer\.0\.intermediate\.dense\.weight: "
                        r"the checkpoint has \(100, 32\), the config expects \(128, 32\)"):
-        mha_core.load_bert(str(ckpt))
+        mha_core.load_model(str(ckpt))
 
 
 def edit_config(ckpt, **changes):
@@ -137,7 +137,7 @@ def edit_config(ckpt, **changes):
 def test_config_we_cannot_run_names_the_field(ckpt, changes, message):
     edit_config(ckpt, **changes)
     with pytest.raises(CheckpointError, match=message):
-        mha_core.load_bert(str(ckpt))
+        mha_core.load_model(str(ckpt))
 
 
 def test_narrow_mode_refuses_bert_weights(ckpt):
@@ -151,7 +151,7 @@ def test_missing_tokenizer_is_clear(ckpt):
         if f.name.startswith(("tokenizer", "vocab", "special_tokens")):
             f.unlink()
     with pytest.raises(CheckpointError, match="cannot load the tokenizer"):
-        mha_core.load_bert(str(ckpt))
+        mha_core.load_model(str(ckpt))
 
 
 def test_offline_hub_id_says_what_was_tried(monkeypatch, tmp_path):
@@ -161,7 +161,7 @@ def test_offline_hub_id_says_what_was_tried(monkeypatch, tmp_path):
     # an empty cache (huggingface_hub reads HF_HOME once, at import, so patch the constant)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "empty"))
     with pytest.raises(CheckpointError) as e:
-        mha_core.load_bert("no-such-org/no-such-bert")
+        mha_core.load_model("no-such-org/no-such-bert")
     msg = str(e.value)
     assert "local Hugging Face cache" in msg and "HF_HUB_OFFLINE" in msg
     assert "pass that directory instead" in msg
@@ -175,7 +175,7 @@ def test_fine_tuned_classifier_checkpoint_loads_its_encoder(tiny_dir, tmp_path):
     clf = BertForSequenceClassification.from_pretrained(str(tiny_dir), num_labels=3)
     clf.save_pretrained(str(d))
     assert any(k.startswith("classifier.") for k in weights(d))
-    ours = mha_core.load_bert(str(d))
+    ours = mha_core.load_model(str(d))
     for name, p in ours.model.state_dict().items():
         assert torch.isfinite(p).all(), name
     res = ours.attend("the cat sat on the mat.")
@@ -193,14 +193,14 @@ def test_unknown_keys_beside_bert_prefix_are_named(ckpt):
     sd["bert_extra.weight"] = torch.zeros(3)
     save_file(sd, str(ckpt / "model.safetensors"))
     with pytest.raises(CheckpointError, match=r"1 unexpected key: bert_extra\.weight") as e:
-        mha_core.load_bert(str(ckpt))
+        mha_core.load_model(str(ckpt))
     assert "classifier" not in str(e.value)
 
 
 def test_wrapper_prefix_is_stripped(ckpt):
     sd = weights(ckpt)
     save_file({"model." + k: v for k, v in sd.items()}, str(ckpt / "model.safetensors"))
-    assert mha_core.load_bert(str(ckpt)).attend("hello").tokens == ["[CLS]", "hello", "[SEP]"]
+    assert mha_core.load_model(str(ckpt)).attend("hello").tokens == ["[CLS]", "hello", "[SEP]"]
 
 
 def test_long_key_lists_are_cut_short(ckpt):
@@ -208,7 +208,7 @@ def test_long_key_lists_are_cut_short(ckpt):
     save_file({k.replace("encoder.layer", "encoder.blocks"): v for k, v in sd.items()},
               str(ckpt / "model.safetensors"))
     with pytest.raises(CheckpointError, match=r"32 missing keys: .* and 27 more") as e:
-        mha_core.load_bert(str(ckpt))
+        mha_core.load_model(str(ckpt))
     assert len(str(e.value)) < 1200
 
 
@@ -216,27 +216,27 @@ def test_git_lfs_pointer_is_recognised(ckpt):
     (ckpt / "model.safetensors").write_text("version https://git-lfs.github.com/spec/v1\n"
                                             "oid sha256:abc\nsize 123\n")
     with pytest.raises(CheckpointError, match="git-lfs pointer"):
-        mha_core.load_bert(str(ckpt))
+        mha_core.load_model(str(ckpt))
 
 
 def test_sharded_checkpoint_is_named(ckpt):
     (ckpt / "model.safetensors").unlink()
     (ckpt / "model.safetensors.index.json").write_text("{}")
     with pytest.raises(CheckpointError, match="model.safetensors.index.json is a sharded"):
-        mha_core.load_bert(str(ckpt))
+        mha_core.load_model(str(ckpt))
 
 
 @pytest.mark.parametrize("flag", ["is_decoder", "add_cross_attention"])
 def test_decoder_configs_are_refused(ckpt, flag):
     edit_config(ckpt, **{flag: True})
     with pytest.raises(CheckpointError, match=flag):
-        mha_core.load_bert(str(ckpt))
+        mha_core.load_model(str(ckpt))
 
 
 def test_one_segment_model_refuses_a_pair_and_raw_forward_checks_length(tmp_path):
     from testkit.models import save_tiny_bert
 
-    ours = mha_core.load_bert(str(save_tiny_bert(tmp_path / "one", layers=1,
+    ours = mha_core.load_model(str(save_tiny_bert(tmp_path / "one", layers=1,
                                                  type_vocab_size=1)))
     assert ours.attend("the cat").tokens[0] == "[CLS]"
     with pytest.raises(ValueError, match="type_vocab_size 1"):

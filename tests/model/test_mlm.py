@@ -36,7 +36,7 @@ def our_logits(bert, enc, head_mask=None):
 
 def without_head(hf_mlm, layer, head):
     """transformers 5 has no head_mask: zero the head's columns of the attention output
-    projection (as tests/model/test_parity.py does for BertModel)."""
+    projection (as tests/model/test_parity.py does for Encoder)."""
     ref = copy.deepcopy(hf_mlm)
     dk = ref.config.hidden_size // ref.config.num_attention_heads
     with torch.no_grad():
@@ -154,7 +154,7 @@ def test_old_style_keys_load_stored_decoder_gamma_beta_and_nsp_head(mlm_dir, mlm
         sd["cls.seq_relationship.bias"] = torch.zeros(2)
         return sd
 
-    old_bert = mha_core.load_bert(str(rewrite(mlm_dir, tmp_path / "old", old)))
+    old_bert = mha_core.load_model(str(rewrite(mlm_dir, tmp_path / "old", old)))
     assert old_bert.has_mlm_head
     enc = mlm.encode(TEXTS[0][0])  # within float rounding: thread counts reorder sums
     torch.testing.assert_close(our_logits(old_bert, enc), our_logits(mlm, enc), atol=1e-5,
@@ -167,7 +167,7 @@ def test_an_untied_decoder_is_refused_by_name(mlm_dir, tmp_path):
         return sd
 
     with pytest.raises(CheckpointError, match="cls.predictions.decoder.weight is not tied"):
-        mha_core.load_bert(str(rewrite(mlm_dir, tmp_path / "untied", untied)))
+        mha_core.load_model(str(rewrite(mlm_dir, tmp_path / "untied", untied)))
 
 
 def test_a_partial_head_names_the_missing_key(mlm_dir, tmp_path):
@@ -176,7 +176,7 @@ def test_a_partial_head_names_the_missing_key(mlm_dir, tmp_path):
         return sd
 
     with pytest.raises(CheckpointError, match="missing key: cls.predictions.transform.dense.w"):
-        mha_core.load_bert(str(rewrite(mlm_dir, tmp_path / "partial", partial)))
+        mha_core.load_model(str(rewrite(mlm_dir, tmp_path / "partial", partial)))
 
 
 def test_a_bad_head_shape_is_named(mlm_dir, tmp_path):
@@ -185,14 +185,14 @@ def test_a_bad_head_shape_is_named(mlm_dir, tmp_path):
         return sd
 
     with pytest.raises(CheckpointError, match="shape mismatch for cls.predictions.bias"):
-        mha_core.load_bert(str(rewrite(mlm_dir, tmp_path / "wrong", wrong)))
+        mha_core.load_model(str(rewrite(mlm_dir, tmp_path / "wrong", wrong)))
 
 
 def test_dropping_the_head_loads_the_encoder_alone(mlm_dir, mlm, tmp_path):
     def encoder_only(sd):
         return {k: v for k, v in sd.items() if not k.startswith("cls.")}
 
-    plain = mha_core.load_bert(str(rewrite(mlm_dir, tmp_path / "plain", encoder_only)))
+    plain = mha_core.load_model(str(rewrite(mlm_dir, tmp_path / "plain", encoder_only)))
     assert not plain.has_mlm_head
     torch.testing.assert_close(plain.attend("the cat sat .").attentions,
                                mlm.attend("the cat sat .").attentions, atol=0, rtol=0)

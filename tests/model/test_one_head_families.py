@@ -33,7 +33,7 @@ def test_one_row_per_run_layer_and_all_heads_reproduce_the_layer(tiny_families, 
                  "--steps", "2", "--seeds", "0", "--heads", "1", "--no-fresh", "--no-cache",
                  "--device", "cpu"]) == 0
     d = json.loads(out.read_text())
-    bert = mha_core.load_bert(str(tiny_families[name]), device="cpu")
+    bert = mha_core.load_model(str(tiny_families[name]), device="cpu")
     L = bert.config.num_hidden_layers
     assert [r["layer"] for r in d["layers"]] == list(range(1, L + 1))
     assert d["n_layers"] == L and d["device"] == "cpu" and "plain" in d["fitted_head"]
@@ -52,7 +52,7 @@ def test_one_row_per_run_layer_and_all_heads_reproduce_the_layer(tiny_families, 
 def test_a_layer_replaced_by_its_own_attention_changes_nothing(tiny_families, name):
     """In float64, so that R² = 1 is tested beyond float32's rounding (a copy of the model:
     the loaded one is float32 and never changed)."""
-    bert = mha_core.load_bert(str(tiny_families[name]), device="cpu")
+    bert = mha_core.load_model(str(tiny_families[name]), device="cpu")
     bert.model.double()
     b = batch(bert, CORPUS)
     ios = layer_io(bert, b)

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from headscope.ui.models import BUNDLED
-from headscope.ui.one_head import SHIPPED
+from headscope.ui.one_head_results import SHIPPED
 from mha_core.one_head import FitConfig, Settings, read_corpus
 from mha_core.one_head.run import measure_seed
 from mha_core.treebank import DEFAULT_TREEBANK

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from mha_core.metrics import result_metrics, token_kinds
-from mha_core.views import explorer_view
+from mha_core.shown import explorer_view
 
 A, B = "I saw the man with a telescope.", "He was holding it."
 

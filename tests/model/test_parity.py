@@ -140,7 +140,7 @@ def test_every_supported_activation_matches(tmp_path, act):
     from testkit.models import save_tiny_bert
 
     path = save_tiny_bert(tmp_path / act, layers=1, hidden_act=act, layer_norm_eps=1e-3)
-    ours = mha_core.load_bert(str(path))
+    ours = mha_core.load_model(str(path))
     enc = ours.encode("the cat sat on the mat.")
     theirs = run_hf(hf_reference(path), enc.input_ids[None], enc.token_type_ids[None])
     res = ours.attend("the cat sat on the mat.")
@@ -158,7 +158,7 @@ def test_half_precision_checkpoint_is_read_as_float32(tmp_path, dtype):
     BertModel.from_pretrained(str(path), dtype=dtype).save_pretrained(str(path))
     from safetensors.torch import load_file
     assert {t.dtype for t in load_file(str(path / "model.safetensors")).values()} == {dtype}
-    ours = mha_core.load_bert(str(path))
+    ours = mha_core.load_model(str(path))
     assert all(p.dtype == torch.float32 for p in ours.model.parameters())
     enc = ours.encode("hello world")
     theirs = run_hf(hf_reference(path), enc.input_ids[None], enc.token_type_ids[None])

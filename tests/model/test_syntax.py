@@ -52,7 +52,7 @@ def uniform(tmp_path_factory):
                 lin.weight.zero_()
                 lin.bias.zero_()
     hf.save_pretrained(str(path), safe_serialization=True)
-    return mha_core.load_bert(str(path))
+    return mha_core.load_model(str(path))
 
 
 @pytest.fixture(scope="module")

@@ -5,7 +5,7 @@ of per-layer (1, H, T, T) tensors and tokens) read as the same tensor."""
 import numpy as np
 import pytest
 
-from headscope import export, views
+from headscope import export, view_input
 
 TEXT = "The keys to the cabinet are on the table."
 
@@ -19,7 +19,7 @@ def res(bundled):
 @pytest.mark.parametrize("suffix, atol", [(".npz", 0.0), (".json", 6e-7), (".csv", 6e-7)])
 def test_tensor_files_round_trip(bundled, res, tmp_path, suffix, atol):
     path = tmp_path / f"all{suffix}"
-    export.save_tensor(views.read(res, model=bundled.name), path)
+    export.save_tensor(view_input.read(res, model=bundled.name), path)
     att, tokens = export.load_tensor(path)
     assert tokens == res.tokens
     assert att.shape == tuple(res.attentions.shape)
@@ -42,12 +42,12 @@ def test_cli_writes_the_tensor_and_says_what_is_wrong(bundled, res, tmp_path, ca
 
 def test_bertviz_inputs_read_as_the_tensor(res):
     per_layer = tuple(res.attentions[i][None] for i in range(res.attentions.shape[0]))  # (1,H,T,T)
-    a = views.read(per_layer, res.tokens)
+    a = view_input.read(per_layer, res.tokens)
     np.testing.assert_array_equal(a.att, res.attentions.numpy())
     assert a.single is None and a.special[0] and a.special[-1] and not any(a.special[1:-1])
     with pytest.raises(ValueError, match="tokens"):
-        views.read(per_layer)
+        view_input.read(per_layer)
     with pytest.raises(ValueError, match="covers"):
-        views.read(per_layer, res.tokens[:-1])
+        view_input.read(per_layer, res.tokens[:-1])
     with pytest.raises(ValueError, match=r"\(L, H, T, T\)"):
-        views.read(np.zeros((2, 3, 4)), ["a"] * 4)
+        view_input.read(np.zeros((2, 3, 4)), ["a"] * 4)

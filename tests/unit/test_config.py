@@ -2,12 +2,12 @@ import json
 
 import pytest
 
-from mha_core.config import BertConfig, ConfigError
+from mha_core.config import ConfigError, EncoderConfig
 from mha_core.families import read_config, read_config_file
 
 
 def test_defaults_are_bert_base():
-    c = BertConfig()
+    c = EncoderConfig()
     assert (c.hidden_size, c.num_hidden_layers, c.num_attention_heads, c.head_dim) == \
         (768, 12, 12, 64)
 

@@ -13,7 +13,7 @@ from mha_core import ablation as ab
 from mha_core import metrics as mt
 from mha_core import patterns as pt
 from mha_core import rollout as ro
-from mha_core import views
+from mha_core import shown
 
 TOKENS = ["[CLS]", "i", "saw", "the", "man", ",", "with", "a", "telescope", ".", "[SEP]"]
 SPECIAL = [True] + [False] * 9 + [True]
@@ -168,48 +168,48 @@ def test_reading_difference_matches_words_across_lengths():
     lb = ["[CLS]", "i", "saw", "the", "man", "with", "a", "hat", ".", "[SEP]"]
     row = np.zeros(10)
     row[2] = 1.0  # "with" -> "saw" in both
-    assert views.reading_difference(row, la, row, lb) == 0.0
+    assert shown.reading_difference(row, la, row, lb) == 0.0
     ra, rb = np.zeros(10), np.zeros(10)
     ra[7], rb[7] = 0.6, 0.6  # 0.6 on "telescope" vs on "hat": words in one sentence only
     ra[2], rb[4] = 0.4, 0.4  # 0.4 on "saw" vs 0.4 on "man"
-    assert views.reading_difference(ra, la, rb, lb) == pytest.approx(1.0)
+    assert shown.reading_difference(ra, la, rb, lb) == pytest.approx(1.0)
     # a shorter sentence: "the" twice in A is one target
     lc = ["[CLS]", "the", "man", "saw", "the", "dog", "[SEP]"]
     rc = np.array([0, 0.25, 0, 0, 0.25, 0.5, 0])
     rd = np.zeros(10)
     rd[3], rd[9] = 0.5, 0.5  # "the" 0.5, [SEP] 0.5
     # the: |0.5 - 0.5| = 0; dog: 0.5; [SEP]: 0.5  -> TV 0.5
-    assert views.reading_difference(rc, lc, rd, la) == pytest.approx(0.5)
+    assert shown.reading_difference(rc, lc, rd, la) == pytest.approx(0.5)
 
 
 def test_reading_difference_over_the_shared_words_only():
     la = ["[CLS]", "I", "saw", "the", "man", "with", "a", "telescope", ".", "[SEP]"]
     lb = ["[CLS]", "i", "saw", "the", "man", "with", "a", "hat", ".", "[SEP]"]
-    assert views.words_in_one_only(la, lb) == (["telescope"], ["hat"])
+    assert shown.words_in_one_only(la, lb) == (["telescope"], ["hat"])
     ra, rb = np.zeros(10), np.zeros(10)
     ra[7], ra[2], ra[4] = 0.5, 0.25, 0.25  # telescope .5, saw .25, man .25
     rb[7], rb[2], rb[4] = 0.8, 0.05, 0.15  # hat .8, saw .05, man .15
     # by hand, among the shared words: A saw .5 man .5; B saw .25 man .75 -> TV 0.25
-    assert views.reading_difference(ra, la, rb, lb, shared_only=True) == pytest.approx(0.25)
+    assert shown.reading_difference(ra, la, rb, lb, shared_only=True) == pytest.approx(0.25)
     # the union instead: telescope .5 + hat .8 + |.25-.05| + |.25-.15| = 1.6 -> 0.8
-    assert views.reading_difference(ra, la, rb, lb) == pytest.approx(0.8)
+    assert shown.reading_difference(ra, la, rb, lb) == pytest.approx(0.8)
     # all of A's weight on the word B lacks: A counts as uniform over the shared words
     ra = np.zeros(10)
     ra[7] = 1.0
     rb = np.full(10, 0.0)
     rb[[0, 1, 2, 3, 4, 5, 6, 8, 9]] = 1 / 9
-    assert views.reading_difference(ra, la, rb, lb, shared_only=True) == pytest.approx(0.0)
-    assert views.reading_difference(ra, ["x"], rb[:1], ["y"], shared_only=True) == 0.0
+    assert shown.reading_difference(ra, la, rb, lb, shared_only=True) == pytest.approx(0.0)
+    assert shown.reading_difference(ra, ["x"], rb[:1], ["y"], shared_only=True) == 0.0
 
 
 def test_reading_difference_keeps_leading_dims_and_find_word():
     la, lb = ["[CLS]", "x", "[SEP]"], ["[CLS]", "y", "z", "[SEP]"]
     ra = torch.rand(2, 3, 3).softmax(-1).numpy()
     rb = torch.rand(2, 3, 4).softmax(-1).numpy()
-    d = views.reading_difference(ra, la, rb, lb)
+    d = shown.reading_difference(ra, la, rb, lb)
     assert d.shape == (2, 3) and np.all(d >= 0) and np.all(d <= 1 + 1e-9)
-    assert views.find_word(["[CLS]", "I", "With", "with"], "with") == 2
-    assert views.find_word(["[CLS]", "I"], "telescope") is None
+    assert shown.find_word(["[CLS]", "I", "With", "with"], "with") == 2
+    assert shown.find_word(["[CLS]", "I"], "telescope") is None
 
 
 def test_kovaleva_types():

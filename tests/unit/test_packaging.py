@@ -57,7 +57,7 @@ def test_import_headscope_loads_neither_torch_nor_streamlit():
 def test_load_bert_is_re_exported():
     import headscope
     import mha_core
-    assert headscope.load_bert is mha_core.load_bert
+    assert headscope.load_model is mha_core.load_model
     assert headscope.AttentionResult is mha_core.AttentionResult
     with pytest.raises(AttributeError):
         headscope.no_such_thing  # noqa: B018

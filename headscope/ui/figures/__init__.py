@@ -5,7 +5,7 @@ family; every builder passes user text through labels.label (the one escaper).
     figures.heatmap(weights, tokens, title="layer 2, head 10")
 """
 
-from . import charts, focus, head_grids, maps, matrices, one_head, qk, syntax, tiles
+from . import charts, focus, head_grids, maps, matrices, one_head_r2, qk, syntax, tiles
 from .base import HOVER, for_projector
 from .charts import (
     cost_figure,
@@ -32,7 +32,7 @@ from .matrices import (
     similarity_figure,
     slices_figure,
 )
-from .one_head import heads_curve, one_head_bars
+from .one_head_r2 import heads_curve, one_head_bars
 from .qk import qk_scatter_figure, token_attention_figure
 from .syntax import arcs_figure, relation_matrix_figure
 from .tiles import atlas_figure, rollout_figure, side_by_side_figure
@@ -40,7 +40,7 @@ from .tiles import atlas_figure, rollout_figure, side_by_side_figure
 # Every figure builder, found in the view modules (for the tests that check them all): their
 # public functions, less token_colors and key_segments (colours and numbers, not figures)
 BUILDERS = tuple(
-    fn for module in (maps, focus, head_grids, tiles, charts, matrices, syntax, qk, one_head)
+    fn for module in (maps, focus, head_grids, tiles, charts, matrices, syntax, qk, one_head_r2)
     for name, fn in vars(module).items()
     if callable(fn) and not name.startswith("_") and name not in ("token_colors", "key_segments")
     and getattr(fn, "__module__", "") == module.__name__)

@@ -38,7 +38,7 @@ def _bert(source, device=None):
 
     from .settings import settings
 
-    return mha_core.load_bert(source, device=device or settings().device)
+    return mha_core.load_model(source, device=device or settings().device)
 
 
 def _as_array(attention) -> np.ndarray:

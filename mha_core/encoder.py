@@ -15,21 +15,21 @@ import torch.nn as nn
 
 from .act import ACT_FNS
 from .attention import MultiHeadSelfAttention
-from .config import BertConfig
+from .config import EncoderConfig
 from .disentangled import DisentangledAttention, RelativePositions
 from .hooks import NAMES, ForwardCache, HookError, Tap
 from .mlm import MaskedLMHead, ReplacedTokenHead
 from .rotary import RotaryAttention
 
 
-def layer_norm(cfg: BertConfig, width: int | None = None, eps: float | None = None):
+def layer_norm(cfg: EncoderConfig, width: int | None = None, eps: float | None = None):
     return nn.LayerNorm(width or cfg.hidden_size, eps=eps or cfg.layer_norm_eps, bias=cfg.bias)
 
 
 class Embeddings(nn.Module):
     """word (+ position) (+ token type), LayerNorm, then E -> D when E < D (ELECTRA, ALBERT)."""
 
-    def __init__(self, cfg: BertConfig):
+    def __init__(self, cfg: EncoderConfig):
         super().__init__()
         E = cfg.embedding_width
         self.cfg = cfg
@@ -66,7 +66,7 @@ ATTENTIONS = {"standard": MultiHeadSelfAttention, "disentangled": DisentangledAt
               "rotary": RotaryAttention}
 
 
-def make_attention(cfg: BertConfig, i: int):
+def make_attention(cfg: EncoderConfig, i: int):
     """The attention module of weight layer i (every head reads the whole input: "wide")."""
     if cfg.attention == "standard":
         return MultiHeadSelfAttention(cfg.hidden_size, cfg.num_attention_heads)
@@ -78,7 +78,7 @@ class EncoderLayer(nn.Module):
     Pre-LN (ModernBERT): x = x + attn(LN(x)); x = x + FFN(LN(x)).
     FFN: act(x W_in) W_out, or GeGLU (act(a) * g) W_out with a, g = the halves of x W_in."""
 
-    def __init__(self, cfg: BertConfig, i: int = 0):
+    def __init__(self, cfg: EncoderConfig, i: int = 0):
         super().__init__()
         D, Fw = cfg.hidden_size, cfg.intermediate_size
         self.pre_norm, self.glu = cfg.pre_norm, cfg.feed_forward == "geglu"
@@ -130,7 +130,7 @@ class EncoderOutput:
     attentions: tuple  # L tensors (B, H, T, T)
 
 
-class BertModel(nn.Module):
+class Encoder(nn.Module):
     """The encoder of any supported family; with mlm_head=True also the masked-LM head
     (mlm_logits), with replaced_head=True ELECTRA's replaced-token head (replaced_logits).
 
@@ -139,7 +139,7 @@ class BertModel(nn.Module):
     (run_with_cache, mha_core.hooks).
     """
 
-    def __init__(self, cfg: BertConfig, mlm_head=False, replaced_head=False):
+    def __init__(self, cfg: EncoderConfig, mlm_head=False, replaced_head=False):
         super().__init__()
         self.config = cfg
         self.embeddings = Embeddings(cfg)
@@ -183,7 +183,7 @@ class BertModel(nn.Module):
                 output_attentions=True, n_layers=None, maps_only=False, hooks=None, tap=None):
         """input_ids (B, T); attention_mask (B, T) of 1/0; head_mask (L, H) or (B, L, H) of 0/1,
         applied to this call only; token_type_ids (B, T), 0 for segment A and 1 for B. Every
-        tensor given must be on the model's device (Bert.attend moves them).
+        tensor given must be on the model's device (Model.attend moves them).
         output_attentions=False keeps no layer's maps (attentions is then ()): a batch of many
         ablations at T tokens would otherwise hold B * L * H * T * T floats at once.
         n_layers: run only the first n_layers layers (hidden_states then has n_layers + 1
@@ -242,3 +242,6 @@ class BertModel(nn.Module):
         tap = Tap(names, hooks, layers, everywhere)
         out = self(input_ids, attention_mask, head_mask, tap=tap, **kw)
         return out, ForwardCache(tap.cache)
+
+
+BertModel = Encoder  # BERT's name for it, kept for code written against it

@@ -8,7 +8,7 @@ so its key was computed again on every run (~4 ms a call, issue 23's profile).""
 import streamlit as st
 
 from mha_core.metrics import entropy, map_summary, token_kinds, word_focus
-from mha_core.views import explorer_norm_view, explorer_view, focus_targets
+from mha_core.shown import explorer_norm_view, explorer_view, focus_targets
 
 from . import masked_words, models
 
