@@ -229,7 +229,7 @@ with focus_col:
               key="ex_focus_grid", on_cell=open_head, filename="focus",
               tag=f"focus {query}{' by norm' if by_norm else ''}")
     st.caption(captions.single_head(v["single_summary"], labels, layer, H, D))
-    one_head.explorer_note(name, layer, key="ex_one_head")  # is one head enough? (issue 24)
+    one_head.explorer_note(name, layer, key="ex_one_head")  # is one head enough? (docs/one-head.md)
     st.page_link(page_file("training_lab"), icon=":material/model_training:",
                  label="One head trained against many: the Training lab")
 

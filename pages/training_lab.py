@@ -18,8 +18,8 @@ PAGE.start()
 
 SMALL_STEPS = 30  # the "small steps" setting: a quick look, and what the app tests use
 # Experiment 2 (symmetry) needs no more: identical heads stay exactly identical at every step,
-# and random or dropout-broken heads are apart by step 60. Its three runs of 180 steps took
-# 14.7 s on this 2-core machine at load average 20 (docs/teaching.md), under 10 s on an idle core
+# and random or dropout-broken heads are apart by step 60. Its three runs of 180 steps take
+# about 10 s on an idle core (docs/teaching.md)
 SYMMETRY_STEPS = 180
 
 
@@ -185,7 +185,7 @@ heads, each relation gets its own softmax, and the task is solved in a few hundr
                                    "mean pairwise map distance", yrange=[0, 1]),
              width="stretch", key="tl_exp2_div")
 
-st.subheader("On the real model: is one head enough?")  # issue 24, headscope/ui/one_head.py
+st.subheader("On the real model: is one head enough?")  # headscope/ui/one_head.py
 one_head.section(models.BUNDLED, key="tl_one_head")
 
 # --- experiment 2: symmetry --------------------------------------------------------------------

@@ -56,7 +56,7 @@ def component_url(tmp_path_factory):
     stop_app(proc)
 
 
-# The six tiny random families of issue 21 (testkit/families.py), offered as tiny-<family>
+# The six tiny random families other than BERT (testkit/families.py), offered as tiny-<family>
 FAMILIES = ["roberta", "distilbert", "electra-discriminator", "albert", "deberta", "modernbert"]
 
 
