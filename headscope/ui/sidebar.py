@@ -73,7 +73,7 @@ def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool =
         ss.model = BUNDLED
     if needs_model:
         with st.spinner(f"Loading the model {ss.model}…"):  # in the main area
-            get_bert(ss.model)  # cached after the first visit (serve.py starts it)
+            get_bert(ss.model)  # cached after the first visit (`headscope run` starts it)
     if presenting():  # one low row, so the page's main figure fits the projector's screen
         c1, c2, c3, c4, c5 = st.columns([4.4, 2.4, 1.3, 1.7, 1.9], vertical_alignment="center")
         if own_sentences:
