@@ -172,8 +172,8 @@ Typically one of the heads becomes a **diagonal** (previous-token) head and the 
 **vertical** stripe on the marked digit: the two patterns Kovaleva et al. (2019) and Clark et
 al. (2019) find in BERT. The trained one-head model has to mix both in one map.
 
-**Is it one lucky seed?** Change the seed above and train again. Before release, both models
-were trained on 8 seeds: at 600 steps, 2 heads reached at least 0.999 accuracy on every seed
+**Is it one lucky seed?** Change the seed above and train again. Both models were trained on
+8 seeds (`bench/lab_seeds.py`): at 600 steps, 2 heads reached at least 0.999 accuracy on every seed
 and 4 heads 1.000; one head reached 0.26 to 0.80, so the margin was at least +0.20 on every
 seed (mean +0.43). One head is not incapable: trained for 2000 steps it reached 0.99 on the 3 seeds
 tried. So what the lab measures is how fast the task is learned at a fixed budget: with two

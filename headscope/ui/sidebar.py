@@ -1,8 +1,8 @@
-"""The controls every page shares: model, sentence, optional second sentence, examples,
-presentation mode. In the sidebar, or in a row above the page in presentation mode (the sidebar
-is then empty, so it is not shown; Copy link is a button of its own there). The frame (app.py)
-draws them once per run; their widget keys are the frame's own ("model", "text", "pair",
-"preset", "present_toggle", "present_leave"), the same in both places."""
+"""The controls every page shares: model, sentence, optional second sentence, examples, presentation
+mode. In the sidebar, or in a row above the page in presentation mode (the sidebar is then empty, so
+it is not shown; Copy link is a button of its own there). The frame (headscope/frame/app.py) draws
+them once per run; their widget keys are the frame's own ("model", "text", "pair", "preset",
+"present_toggle", "present_leave"), the same in both places."""
 
 import streamlit as st
 
@@ -58,7 +58,7 @@ OWN_SHORT = "This page compares its own sentences, A and B, below."  # one line 
 
 def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool = False,
             box_by_page: bool = False):
-    """Call once per run, from app.py. A page that does not need the BERT model
+    """Call once per run, from the frame. A page that does not need the BERT model
     (needs_model=False) does not wait for it to load. page_path: the url path of the page being
     run, for the copy-link box. own_sentences: the page types its own sentences (Two readings),
     so the shared sentence's boxes give way to a note saying so (their values are kept).
