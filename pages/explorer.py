@@ -250,7 +250,7 @@ big, bars = st.columns([2, 3], gap="medium")
 weights = v["heads"][head]  # (G, G): by norm, the row-normalised norms
 by = " · by norm" if by_norm else ""
 stem = f"attention_L{layer + 1}_H{head + 1}{'_norm' if by_norm else ''}"
-with big:  # the attention component, one map drawn large (no plotly: ~160 ms less per rerun)
+with big:  # the attention component, one map drawn large (cheaper per rerun than plotly)
     attention(grid_payload(weights[window, window][None], labels[window], v["special"][window],
                            [f"layer {layer + 1}, head {head + 1}{by} · "
                             f"{v['h_heads'][head]:.2f} nats"], heads=0, big=True,
