@@ -54,7 +54,7 @@ def _warm():
 def run(argv: list[str]) -> int:
     """`streamlit run headscope/frame/app.py` with the bundled model loading meanwhile: `streamlit
     run` runs nothing until the first browser connects, so the first visitor would wait for torch,
-    transformers and the weights (about 3 s here, bench/fast_start.py)."""
+    transformers and the weights (docs/performance.md, "Start-up")."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the bundled model needs no network
     from streamlit.web import cli
 

@@ -11,7 +11,7 @@ layer. Searching is a matrix-vector product (in chunks) and numpy's argpartition
 The index is stored compactly, since a worker holds several (headscope/ui/budget.py counts them):
 each vector as int8 with one float32 scale per row (a quarter of float32: 252k tokens x 384 are
 97 MB, not 387 MB), weights as float16, positions as int32. Nearest neighbours barely move:
-bench/corpus_search.py measures the recall@k kept against float32 (docs/limits.md).
+`bench/bounds.py --only recall` measures the recall@10 kept against float32 (docs/limits.md).
 
 Layers are 0-based indices of encoder layers here: layer l's hidden state is the output of
 layer l (hidden_states[l + 1]) and its heads are the ones that produced it (attentions[l]).

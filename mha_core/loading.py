@@ -236,8 +236,7 @@ def build_model(cfg: EncoderConfig, sd: dict, mode="wide") -> Encoder:
     replaced_head = any(k.startswith("replaced.") for k in mapped)
     # Built on the CPU and its random init replaced below (assign=True: the checkpoint's tensors
     # become the parameters). The meta device would skip the init, but initialising an
-    # Embedding there imports torch._dynamo: 1.8 s more at start-up, against 0.16 s (MiniLM)
-    # to 0.6 s (bert-base) of random init.
+    # Embedding there imports torch._dynamo, which costs more at start-up than the init saves.
     model = Encoder(cfg, mlm_head=mlm_head, replaced_head=replaced_head)
     own = model.state_dict()
     family = family_of({"model_type": cfg.model_type})

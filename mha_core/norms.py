@@ -89,7 +89,8 @@ def weight_and_norm_shares(bert, texts, progress=None) -> dict:
 
 def main(argv=None):
     """python -m mha_core.norms [TREEBANK.conllu] [--model DIR] [--limit N]: the shares per layer
-    over a treebank's sentences (default: the hand-made sample), as the README's table."""
+    over a treebank's sentences (default: the hand-made sample), as in docs/how-it-is-built.md's
+    table."""
     import argparse
 
     from .api import add_device_argument, load_model

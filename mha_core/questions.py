@@ -4,7 +4,7 @@ computed from a loaded model and one sentence (the app's start card shows them).
     split_or_copied(config)              every head reads all d_model inputs; the output is split
     heads_differ(res, layer, focus)      how many different top keys the heads of one layer give
     heads_learn(res)                     the heads' pattern labels (Clark et al. 2019's rules)
-    one_head(res, layer, best_fit=None)  the summed head against the heads (+ issue 24's fit)
+    one_head(res, layer, best_fit=None)  the summed head against the heads (+ the best fit)
     attention_cost(config, T)            one wide head against h heads: parameters and maps
 
 Layers are indices from 0 here; the app shows them from 1.
@@ -43,8 +43,8 @@ def heads_learn(res) -> Counter:
 
 @dataclass(frozen=True)
 class BestFit:
-    """Issue 24's result for one layer, when shipped: how much of the layer's attention output
-    a best-fit single head reproduces (1 = all of it)."""
+    """One layer's shipped result of mha_core.one_head: how much of the layer's attention
+    output a best-fit single head reproduces (1 = all of it)."""
     layer: int
     explained: float
 
@@ -52,8 +52,8 @@ class BestFit:
 def one_head(res, layer: int, best_fit: BestFit | None = None) -> dict:
     """The summed head of `layer` (its weights read as one head) against its heads: its mean
     row entropy (nats), the key it puts most weight on (averaged over rows) and that share,
-    the heads' mean entropy, and ln T (a uniform row) for scale. best_fit: issue 24's figure
-    for this layer, passed through when it exists."""
+    the heads' mean entropy, and ln T (a uniform row) for scale. best_fit: the best-fit single
+    head's figure for this layer, passed through when it exists."""
     single = res.single_head[layer]  # (T, T)
     per_key = single.mean(dim=0)  # (T,): the average row
     top = int(per_key.argmax())

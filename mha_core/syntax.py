@@ -34,8 +34,8 @@ OFFSETS = (-3, -2, -1, 1, 2, 3)
 MAX_PIECES = 128
 MIN_ARCS = 100
 ALL = "all"
-# A batch holds at most this many pieces (B * T): on two cores, batches of ~512 pieces ran the
-# encoder 2-5x faster than batches of thousands (the activations stay in cache)
+# A batch holds at most this many pieces (B * T): small batches keep the activations in the CPU's
+# cache, which runs the encoder several times faster than batches of thousands of pieces
 BATCH_PIECES = 512
 
 

@@ -229,7 +229,7 @@ with focus_col:
               key="ex_focus_grid", on_cell=open_head, filename="focus",
               tag=f"focus {query}{' by norm' if by_norm else ''}")
     st.caption(captions.single_head(v["single_summary"], labels, layer, H, D))
-    one_head_results.explorer_note(name, layer, key="ex_one_head")  # is one head enough?
+    one_head_results.explorer_note(name, layer, key="ex_one_head")  # docs/one-head.md
     st.page_link(page_file("training_lab"), icon=":material/model_training:",
                  label="One head trained against many: the Training lab")
 
@@ -250,7 +250,7 @@ big, bars = st.columns([2, 3], gap="medium")
 weights = v["heads"][head]  # (G, G): by norm, the row-normalised norms
 by = " · by norm" if by_norm else ""
 stem = f"attention_L{layer + 1}_H{head + 1}{'_norm' if by_norm else ''}"
-with big:  # the attention component, one map drawn large (no plotly: ~160 ms less per rerun)
+with big:  # the attention component, one map drawn large (cheaper per rerun than plotly)
     attention(grid_payload(weights[window, window][None], labels[window], v["special"][window],
                            [f"layer {layer + 1}, head {head + 1}{by} · "
                             f"{v['h_heads'][head]:.2f} nats"], heads=0, big=True,

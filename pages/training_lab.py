@@ -18,8 +18,8 @@ PAGE.start()
 
 SMALL_STEPS = 30  # the "small steps" setting: a quick look, and what the app tests use
 # Experiment 2 (symmetry) needs no more: identical heads stay exactly identical at every step,
-# and random or dropout-broken heads are apart by step 60. Its three runs of 180 steps took
-# 14.7 s on this 2-core machine at load average 20 (docs/teaching.md), under 10 s on an idle core
+# and random or dropout-broken heads are apart by step 60. Its three runs of 180 steps take
+# about 10 s on an idle core (docs/teaching.md)
 SYMMETRY_STEPS = 180
 
 
@@ -172,8 +172,8 @@ Typically one of the heads becomes a **diagonal** (previous-token) head and the 
 **vertical** stripe on the marked digit: the two patterns Kovaleva et al. (2019) and Clark et
 al. (2019) find in BERT. The trained one-head model has to mix both in one map.
 
-**Is it one lucky seed?** Change the seed above and train again. Before release, both models
-were trained on 8 seeds: at 600 steps, 2 heads reached at least 0.999 accuracy on every seed
+**Is it one lucky seed?** Change the seed above and train again. Both models were trained on
+8 seeds (`bench/lab_seeds.py`): at 600 steps, 2 heads reached at least 0.999 accuracy on every seed
 and 4 heads 1.000; one head reached 0.26 to 0.80, so the margin was at least +0.20 on every
 seed (mean +0.43). One head is not incapable: trained for 2000 steps it reached 0.99 on the 3 seeds
 tried. So what the lab measures is how fast the task is learned at a fixed budget: with two

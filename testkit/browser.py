@@ -15,7 +15,8 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
 
 
 def launch(playwright):
-    """Debian's chromium with the flags this machine needs (see the README)."""
+    """Debian's chromium, headless, without a sandbox or GPU and without its own network calls
+    (update checks, sync): CHROMIUM_ARGS."""
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
 
 

@@ -15,7 +15,7 @@ COMMON = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attenti
 
 def specs() -> dict:
     """name -> (transformers config class name, masked-LM class name, config kwargs). Each one
-    an edge variant of the issue: ELECTRA E != D, ALBERT 4 layers in 2 groups of 2, DistilBERT
+    an edge variant of its family: ELECTRA E != D, ALBERT 4 layers in 2 groups of 2, DistilBERT
     sinusoidal, DeBERTa 8 buckets < T, ModernBERT a band of half-width 2 < T."""
     return {
         "bert": ("BertConfig", "BertForMaskedLM", dict(COMMON)),

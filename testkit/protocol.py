@@ -1,6 +1,7 @@
 """A Streamlit client without a browser: one session speaking the app's own websocket protocol
-(Streamlit 1.67's generated protobuf classes, the `websockets` client), for the protocol test
-and bench/class_protocol.py. The facts it relies on: ../shared/notes/streamlit-protocol.md.
+(/_stcore/stream: a BackMsg or ForwardMsg per binary frame, built with the installed Streamlit's
+own protobuf classes, over the `websockets` client), for the protocol test and
+bench/class_protocol.py. Nothing runs on connect: the client asks for each script run.
 
     s = Session("http://127.0.0.1:8501", cookie="student-7")   # cookie: nginx's sticky key
     await s.connect()

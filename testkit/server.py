@@ -1,4 +1,5 @@
-"""`streamlit run app.py` on a free port, healthy before it is used, stopped with its children."""
+"""`streamlit run headscope/frame/app.py` on a free port, healthy before it is used, stopped with
+its children."""
 
 import os
 import socket

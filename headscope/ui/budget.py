@@ -1,23 +1,18 @@
 """The corpus indexes' share of a worker's memory budget (docs/limits.md), and one slot per
 worker for the heavy work a visitor can start.
 
-The slot: a model run of a long text, a Head lab ranking, a treebank's scores, a query/key
-projection or a corpus index holds it while it runs; another session asking for heavy work
-waits (with a message) instead of running beside it. On a worker's one core two such runs take
-as long one after the other as together, but together they hold two runs' transient memory:
-eight 512-token page loads at once took a fresh process from 322 MB to a 2,937 MB peak
-(bench/bounds.py attend_512_x8), one at a time they hold one run's ~330 MB. Short texts (the
-usual sentence) never wait. The slot is re-entrant: heavy work inside heavy work (a page's
-cached run inside its ranking) takes it once.
+The heavy-work slot: a model run of a long text, a Head lab ranking, a treebank's scores, a
+query/key projection or a corpus index holds it while it runs, and another session asking for
+heavy work waits (with a message). On a worker's one core two such runs take as long one after
+the other as together, but together they hold two runs' transient memory (docs/limits.md, "The
+1.5 GB transient"). Short texts never wait. The slot is re-entrant: heavy work inside heavy
+work takes it once.
 
-st.cache_data counts its own entries (server.maxCacheDataSize); a corpus index is numpy arrays
-shared by every session, so it lives here instead of in st.cache_resource, which counts
-nothing: every index is counted by its bytes, the least recently used go first when a new one
-needs room, each is dropped CACHE_TTL seconds after its last use, and one that could not fit
-at all is refused before any work is done. Only one index is built at a time in a worker
-(a queue with one slot): its transient memory is counted once, and the other cores stay free
-for the other sessions' reruns. An index evicted while a session still reads it is freed when
-that session's run ends.
+Corpus indexes are numpy arrays shared by every session, so they live here, counted by their bytes
+(st.cache_resource counts nothing): least recently used first out, dropped HEADSCOPE_CACHE_TTL
+seconds after their last use, refused before any work when one could not fit at all, built one at a
+time per worker. An index evicted while a session still reads it is freed when that session's run
+ends.
 """
 
 import threading
@@ -57,23 +52,20 @@ def heavy(waiting=None, done=None):
             _HEAVY.release()
 
 
-# Script runs, one at a time per worker (headscope.ui.st_internals.slot_script_runs). Each session's
-# run is a thread of the worker's one Python process, which runs Python on one core at a time
-# (the GIL). With many runs at once every run takes as long as all of them, and the event loop
-# that reads the browsers' messages and sends the pages out waits behind them for the GIL
-# after every socket call: 200 simulated students on 2 workers got Enter p95 3.9-6.7 s with
-# the machine ~60 % busy; one run at a time, the others queued, much less (docs/capacity.md).
-# A queue of short runs is waited out; a run that has held its slot for RUN_SLOT_HOLD seconds
-# is not (the runs waiting behind it go on without a slot), so a long run outside heavy()
-# delays the others by that much at most; heavy work gives its slot back while it runs.
+# Script runs, one at a time per worker (headscope.ui.st_internals.slot_script_runs). Each
+# session's run is a thread of the worker's one Python process, which runs Python on one core
+# at a time (the GIL): with many runs at once every run takes as long as all of them, and the
+# event loop that sends the pages out waits behind them (docs/capacity.md measures both). A
+# queue of short runs is waited out; a run that has held its slot for RUN_SLOT_HOLD seconds is
+# not (the runs behind it go on without a slot); heavy work gives its slot back while it runs.
 RUN_SLOTS = settings().run_slots
 RUN_SLOT_HOLD = 1.0  # seconds
 
 
 class RunSlots:
     """n slots, handed out first come, first served: a freed slot goes straight to the run
-    that has waited longest (a waiter that polled a plain semaphore could lose its turn to
-    newer runs for as long as they kept coming: one of 250 simulated students waited 120 s)."""
+    that has waited longest (a waiter polling a plain semaphore can lose its turn to newer runs
+    for as long as they keep coming)."""
 
     def __init__(self, n: int):
         self.lock = threading.Lock()
@@ -170,13 +162,10 @@ def is_long(bert, text: str, text_pair: str | None = None) -> bool:
 
 
 def return_freed_memory():
-    """Fix glibc's mmap threshold at its default 128 KB. glibc raises it (up to 32 MB) each
-    time a large block is freed, after which tensors and arrays come from the heap, and what
-    they free stays in the process's RSS behind smaller live blocks: building a 600-line
-    corpus index (40 MB) left a fresh 325 MB process at 570 MB (2,000 lines: 1,147 MB); with
-    the threshold fixed, at 388 MB (docs/limits.md). Large blocks are then mapped and
-    unmapped: given back when freed. The same as MALLOC_MMAP_THRESHOLD_=131072 in the
-    environment; a no-op off glibc."""
+    """Fix glibc's mmap threshold at its default 128 KB, so that large blocks are mapped and
+    given back when freed. glibc otherwise raises it each time a large block is freed, and
+    what later tensors free stays in the process's RSS (docs/limits.md, "Freed memory goes
+    back"). The same as MALLOC_MMAP_THRESHOLD_=131072; a no-op off glibc."""
     import ctypes
 
     try:

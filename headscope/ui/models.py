@@ -1,13 +1,13 @@
 """The model list, the one loaded model per checkpoint (shared by every session and thread:
 nothing may change it) and the cached results computed from it (copied for each caller).
 
-Cache bounds (docs/deploying.md): memory stops growing with the number of distinct
-sentences. Every st.cache_data cache keeps at most CACHE_ENTRIES results for CACHE_TTL seconds,
-and all of them together at most server.maxCacheDataSize pickled bytes (.streamlit/config.toml;
-the least recently used go first). A whole-model result of a 512-token text is ~87 MB on the
-bundled model, of a 12-token sentence ~0.1 MB: a cap per function smaller than a few long texts
-would keep such a result alone and throw out every other session's. So each function's cap is
-that same budget, which also bounds it where the config file is not read.
+Cache bounds (docs/deploying.md): memory stops growing with the number of distinct sentences. Every
+st.cache_data cache keeps at most CACHE_ENTRIES results for CACHE_TTL seconds, and all of them
+together at most server.maxCacheDataSize pickled bytes (.streamlit/config.toml; the least recently
+used go first). A whole-model result of a 512-token text is ~87 MB (docs/performance.md), hundreds
+of times a short sentence's: a cap per function smaller than a few long texts would keep such a
+result alone and throw out every other session's. So each function's cap is that same budget, which
+also bounds it where the config file is not read.
 """
 
 from dataclasses import replace
@@ -113,13 +113,14 @@ def _load(name: str):
     import mha_core
 
     # One process serves every session: concurrent runs each asking torch for several threads
-    # oversubscribe the cores (bench/class_load.py). Process-wide; set before the first forward.
+    # oversubscribe the cores (headscope/ui/threads.py). Process-wide; set before the first
+    # forward.
     torch.set_num_threads(TORCH_THREADS)
     return mha_core.load_model(model_choices()[name], device=DEVICE)
 
 
 def warm_up():
-    """Before any browser asks (serve.py, make run): load the default model into _load's cache,
+    """Before any browser asks (`headscope run`): load the default model into _load's cache,
     run it once (torch sets itself up on the first forward) and import what the Explorer
     imports. Nothing here goes into a st.cache_data cache: those belong to the runtime."""
     bert = _load(BUNDLED)

@@ -80,7 +80,7 @@ def keep_widgets():
 def run_as_fragment(script: Path):
     """The frame's call for a page whose own widgets change only its own view (the Explorer):
     run the page's script as a fragment, so that a change of one of its widgets reruns the page
-    alone, without the frame, the sidebar and the start card around it (they were a third of a
+    alone, without the frame, the sidebar and the start card around it (about a third of a
     layer move's run). A change in the sidebar still reruns everything. The copy-link box,
     outside the page, is drawn by the page at its end (share.hold, share.release), so that it
     follows the page's link. The script is run here rather than by st.Page.run, which may be

@@ -1,8 +1,8 @@
-"""The controls every page shares: model, sentence, optional second sentence, examples,
-presentation mode. In the sidebar, or in a row above the page in presentation mode (the sidebar
-is then empty, so it is not shown; Copy link is a button of its own there). The frame (app.py)
-draws them once per run; their widget keys are the frame's own ("model", "text", "pair",
-"preset", "present_toggle", "present_leave"), the same in both places."""
+"""The controls every page shares: model, sentence, optional second sentence, examples, presentation
+mode. In the sidebar, or in a row above the page in presentation mode (the sidebar is then empty, so
+it is not shown; Copy link is a button of its own there). The frame (headscope/frame/app.py) draws
+them once per run; their widget keys are the frame's own ("model", "text", "pair", "preset",
+"present_toggle", "present_leave"), the same in both places."""
 
 import streamlit as st
 
@@ -58,7 +58,7 @@ OWN_SHORT = "This page compares its own sentences, A and B, below."  # one line 
 
 def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool = False,
             box_by_page: bool = False):
-    """Call once per run, from app.py. A page that does not need the BERT model
+    """Call once per run, from the frame. A page that does not need the BERT model
     (needs_model=False) does not wait for it to load. page_path: the url path of the page being
     run, for the copy-link box. own_sentences: the page types its own sentences (Two readings),
     so the shared sentence's boxes give way to a note saying so (their values are kept).
@@ -73,7 +73,7 @@ def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool =
         ss.model = BUNDLED
     if needs_model:
         with st.spinner(f"Loading the model {ss.model}…"):  # in the main area
-            get_bert(ss.model)  # cached after the first visit (serve.py starts it)
+            get_bert(ss.model)  # cached after the first visit (`headscope run` starts it)
     if presenting():  # one low row, so the page's main figure fits the projector's screen
         c1, c2, c3, c4, c5 = st.columns([4.4, 2.4, 1.3, 1.7, 1.9], vertical_alignment="center")
         if own_sentences:

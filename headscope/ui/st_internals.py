@@ -15,9 +15,8 @@ _INSTALLING = threading.Lock()
 
 def once_per_process(install):
     """An installer of a process-wide hook, called by every script run (the frame): the first
-    call that returns True installs it for good; the check and the install hold one lock. The
-    sessions that open together on a fresh server run their first runs at once; without the
-    lock several of them installed the same hook, one around the other."""
+    call that returns True installs it for good; the check and the install hold one lock, since
+    sessions that open together on a fresh server run their first runs at once."""
     @functools.wraps(install)
     def once(*args):
         if install in _INSTALLED:
@@ -71,16 +70,13 @@ _held = threading.local()  # .on: the event being handed over is an element of a
 def batch_script_events() -> bool:
     """Send a script run's elements to the browser together, when the run ends (or every
     HOLD_SECONDS while it runs), instead of one at a time as the script makes them.
-    Streamlit hands every element (a ForwardMsg; ~40-110 per Explorer run) to the event loop
-    with its own call_soon_threadsafe, and the loop sends it at once: the browser gets them
-    spread over the run, and its frontend renders the page again for each small group (in
-    chromium ~8 React passes of ~15 ms per Enter, measured: more than the script run). Here a
-    session's events queue in order (EventBatch); the run's start and end, and anything that
-    is not an element, are handed over at once together with everything queued before them; an
-    element waits for them at most HOLD_SECONDS, so a long run's progress still shows. Same
-    events, same order, same thread; fewer wake-ups of the loop and GIL hand-overs too. Once
-    per process, by the first script run (under AppTest, whose mock Runtime has no sessions,
-    it changes nothing)."""
+    Streamlit hands every element (a ForwardMsg; dozens per Explorer run) to the event loop with
+    its own call_soon_threadsafe, so the browser gets them spread over the run and renders the
+    page again for each small group (docs/capacity.md). Here a session's events queue in order
+    (EventBatch); the run's start and end, and anything that is not an element, are handed over
+    at once with everything queued before them; an element waits at most HOLD_SECONDS, so a long
+    run's progress still shows. Same events, same order, same thread. Under AppTest, whose mock
+    Runtime has no sessions, it changes nothing."""
     from streamlit.runtime import Runtime
 
     if not Runtime.exists() or not script_events_hook_exists():

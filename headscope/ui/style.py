@@ -50,7 +50,7 @@ PRESENT_CSS = ("<style>html{font-size:20px}"
                "[data-testid='stWidgetLabel'] p{font-size:1rem}"
                "[data-testid='stTable'] table{font-size:0.95rem}</style>")
 PROJECTOR_SCALE = 1.35
-# presentation mode's smallest text in figures (CSS px): legible from the back of a room (issue 20)
+# presentation mode's smallest text in figures (CSS px): legible from the back of a room
 PRESENT_MIN_PX = 18
 
 # Alert icons: Material symbols, bundled with Streamlit (emoji render as boxes where no emoji

@@ -1,13 +1,10 @@
 """Torch's threads in the app: one per process unless HEADSCOPE_TORCH_THREADS says otherwise.
 
 A server's cores are shared by its sessions (each script run is a thread) and by the other
-workers behind the proxy, so an operation split over two intra-op threads gains nothing and,
-on a busy machine, loses a lot: OpenMP's threads spin waiting for a core another process holds.
-Measured on this 2-core machine (docs/capacity.md), the Explorer served with two torch threads
-used 5.2x the CPU per action of one thread (load 15); a plain process's forward pass took 1457
-against 122 ms (load 21). The served app on main already behaved like one thread: this pins it,
-whatever OMP_NUM_THREADS or a torch build's default says. The setting is process-wide (every
-script-run thread sees it) and set once."""
+workers behind the proxy, so an operation split over two intra-op threads gains nothing and, on
+a busy machine, loses a lot: OpenMP's threads spin waiting for a core another process holds
+(docs/capacity.md measures it). This pins one thread, whatever OMP_NUM_THREADS or a torch
+build's default says. The setting is process-wide (every script-run thread sees it)."""
 
 import torch
 

@@ -1,4 +1,5 @@
-"""Is one head enough? Fit the best single head to every layer of a real model (issue 24).
+"""Is one head enough? Fit the best single head to every layer of a real model
+(docs/one-head.md).
 
 For each layer l, its real input X and attention output Y = MHA_l(X) (after the output
 projection, before the residual and LayerNorm), and on held-out sentences

@@ -1,4 +1,4 @@
-"""Click-to-mask and the per-head difference grid through AppTest (issue 15 §2), on a tiny random
+"""Click-to-mask and the per-head difference grid through AppTest, on a tiny random
 masked-LM BERT the test builds: a click on a label of the Explorer's grid or on a token of the
 Head view (the component's trigger "token", fired through Streamlit's own widget machinery by
 testkit.apptest.click) masks the token behind it, mapped back by hand from the tokenizer's word

@@ -1,10 +1,9 @@
-"""The text that names the current model's special tokens and piece marks follows the family
-(issue 21): on a tiny RoBERTa (byte-level BPE) the Explorer's switch and caption name `<s>` and
-`</s>`, on a tiny ALBERT (SentencePiece/Unigram) `[CLS]` and `[SEP]`, each as its tokenizer
-writes them. A word cut into pieces is quoted with its pieces as the maps show them (BPE's `Ġ`
-and SentencePiece's `▁` decoded away); the mark is explained only where a piece is nothing but
-the mark (ALBERT's lone `▁`), and WordPiece's `##` note never shows. The bundled BERT keeps its
-old text."""
+"""The text that names the current model's special tokens and piece marks follows the family: on a
+tiny RoBERTa (byte-level BPE) the Explorer's switch and caption name `<s>` and `</s>`, on a tiny
+ALBERT (SentencePiece/Unigram) `[CLS]` and `[SEP]`, each as its tokenizer writes them. A word cut
+into pieces is quoted with its pieces as the maps show them (BPE's `Ġ` and SentencePiece's `▁`
+decoded away); the mark is explained only where a piece is nothing but the mark (ALBERT's lone `▁`),
+and WordPiece's `##` note never shows. The bundled BERT keeps WordPiece's text."""
 
 import pytest
 

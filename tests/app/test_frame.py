@@ -1,5 +1,5 @@
-"""The frame around every page (app.py, headscope/ui/) through AppTest: presentation mode,
-and pages that do not need the BERT model do not wait for it."""
+"""The frame around every page (headscope/frame/app.py, headscope/ui/) through AppTest: presentation
+mode, and pages that do not need the BERT model do not wait for it."""
 
 import pytest
 

@@ -147,7 +147,7 @@ def test_the_shapes_of_one_real_layer(bundled):
 
 
 def test_one_head_instead_of_twelve_quotes_the_explorers_sentence(bundled):
-    """Step 3's issue-24 numbers are the ones the Explorer prints under the summed head in
+    """Step 3's one-head numbers are the ones the Explorer prints under the summed head in
     layer 2 (read from the page, not from the file it reads)."""
     at = open_app("explorer", layer="2")
     note = next(c.value for c in at.caption if "Is one head enough?" in c.value)

@@ -1,5 +1,6 @@
-"""Real-browser fixtures: `streamlit run app.py` on a free port, and Debian's chromium driven by
-playwright. Never `playwright install`: the browser comes from apt (see .ci/run)."""
+"""Real-browser fixtures: the app (`streamlit run headscope/frame/app.py`) on a free port, and
+Debian's chromium driven by playwright. Never `playwright install`: the browser comes from apt (see
+.ci/run)."""
 
 import os
 from pathlib import Path
@@ -56,7 +57,7 @@ def component_url(tmp_path_factory):
     stop_app(proc)
 
 
-# The six tiny random families of issue 21 (testkit/families.py), offered as tiny-<family>
+# The six tiny random families other than BERT (testkit/families.py), offered as tiny-<family>
 FAMILIES = ["roberta", "distilbert", "electra-discriminator", "albert", "deberta", "modernbert"]
 
 

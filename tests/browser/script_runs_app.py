@@ -1,9 +1,9 @@
-"""A test script for tests/browser/test_script_runs.py, installing what app.py installs around
+"""A test script for tests/browser/test_script_runs.py, installing what the frame installs around
 script runs (batched script events, one script run at a time per worker), by each run as
-app.py does. ?hooks=1: whether they are in place. ?count=N: N markdown elements, numbered.
-?wait=1: a long run (half a second of work, then elements written quickly) whose last element
-waits for the test to have seen the first ones while the run still goes on. ?stamp=NAME: a run
-of 0.4 s that notes when it starts and ends."""
+headscope/frame/app.py does. ?hooks=1: whether they are in place. ?count=N: N markdown elements,
+numbered. ?wait=1: a long run (half a second of work, then elements written quickly) whose last
+element waits for the test to have seen the first ones while the run still goes on. ?stamp=NAME: a
+run of 0.4 s that notes when it starts and ends."""
 
 import os
 import time
@@ -22,7 +22,7 @@ if "stamp" in q:
     time.sleep(0.4)  # work that lets the GIL go: without a slot, two runs overlap
     with open(os.environ["HEADSCOPE_RUN_STAMPS_FILE"], "a") as f:
         f.write(f"end {q['stamp']} {time.monotonic()}\n")
-elif "hooks" in q:  # what app.py's installers put in place, as this server runs now
+elif "hooks" in q:  # what the frame's installers put in place, as this server runs
     from streamlit.runtime.app_session import AppSession
     from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
 

@@ -7,8 +7,7 @@ from testkit.browser import no_exception
 
 
 def open_page(page, app_url, title):
-    """Start at the app's root and follow the sidebar link. (A fresh server that is first asked
-    for a deep link runs Streamlit's legacy pages/ mode; the root always runs app.py.)"""
+    """Start at the app's root and follow the sidebar link, as a student does."""
     page.goto(app_url)
     link = page.get_by_role("link", name=re.compile(rf"^\W*{title}$"))  # case-sensitive
     link.wait_for(timeout=60_000)

@@ -1,4 +1,4 @@
-"""Every page opens in chromium on a tiny random model of every family (issue 21's Done-when):
+"""Every page opens in chromium on a tiny random model of every family:
 one server offers all six through HEADSCOPE_MODELS (conftest's family_app); for each family one
 browser page opens the Explorer by its link (?model=tiny-<family>, a sentence and a pair), then
 every other page by the sidebar's links in the same session (no reload: the model stays chosen),

@@ -6,11 +6,11 @@ chromium with the component's files served through the package's manifest.
 
 The new environment gets the wheel's dependencies from the project's own virtualenv (a .pth
 line naming its site-packages; `venv --system-site-packages` would name the base Python's) and
-the wheel itself with `pip install --no-deps`: the only files of headscope, mha_core, ui and
-pages it can import are the wheel's, and each requirement in the wheel's metadata must be met
-there. (Installing torch, Streamlit and transformers again took ~1.5 min and proved only
-pip's resolver; tests/unit/test_packaging.py compares the requirements with pyproject.toml.)
-Slow: the build ~2 s, the install ~2 s, the app's start and first draw ~20 s (docs/testing.md).
+the wheel itself with `pip install --no-deps`: the only files of headscope and mha_core (pages
+included) it can import are the wheel's, and each requirement in the wheel's metadata must be
+met there. (Installing the dependencies again would test only pip's resolver;
+tests/unit/test_packaging.py compares the requirements with pyproject.toml.) Slow: the app's
+start and first draw take most of it (docs/testing.md).
 """
 
 import os

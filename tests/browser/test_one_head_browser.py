@@ -1,5 +1,5 @@
-"""Is one head enough? (issue 24) in a real browser: the Explorer (beside the summed head) and the
-Training lab show the per-layer answer with the numbers of the shipped results."""
+"""Is one head enough? (docs/one-head.md) in a real browser: the Explorer (beside the summed head)
+and the Training lab show the per-layer answer with the numbers of the shipped results."""
 
 import json
 

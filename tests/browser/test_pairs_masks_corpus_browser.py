@@ -1,8 +1,8 @@
-"""Issue 15's features in Debian's chromium, on a tiny random masked-LM BERT the test builds and
-the server offers through HEADSCOPE_MODELS: the second sentence box redraws the maps, typed and
-chosen masks show transformers' predictions and the per-head change, the Head lab ranks heads by
-the masked word's probability, and Corpus search lists its matches. Every wait is for a
-condition on the page, never a sleep."""
+"""Pairs, masked words and corpus search in Debian's chromium, on a tiny random masked-LM BERT the
+test builds and the server offers through HEADSCOPE_MODELS: the second sentence box redraws the
+maps, typed and chosen masks show transformers' predictions and the per-head change, the Head lab
+ranks heads by the masked word's probability, and Corpus search lists its matches. Every wait is for
+a condition on the page, never a sleep."""
 
 import re
 from urllib.parse import urlencode
@@ -161,7 +161,7 @@ def test_head_lab_ranks_heads_by_the_masked_word(mlm_url, page, mlm):
 def go_to(page, title):
     """Follow the sidebar's link to a page once the first page has finished its run. (A click
     while a session's first run is still going can leave the sentence box empty in the browser,
-    whatever the page: a race in the frame, reported with issue 15, not what is tested here.)"""
+    whatever the page: a race in the frame, docs/limits.md, not what is tested here.)"""
     page.locator(".st-key-ex_grid [data-drawn]").first.wait_for(timeout=60_000)
     wait_idle(page)
     page.get_by_role("link", name=re.compile(rf"^\W*{title}$")).click()

@@ -1,4 +1,4 @@
-"""Presentation mode on a projector (issues 14 and 20): every link of the teaching guide, and
+"""Presentation mode on a projector: every link of the teaching guide, and
 every page the guide does not link, opened with `present=1` at 1280×720 and 1920×1080, is
 legible from the back of a room. For each step the test measures the main figure:
 

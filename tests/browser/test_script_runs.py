@@ -1,7 +1,7 @@
-"""What app.py installs around script runs, on a real server. Batched script events
-(headscope.ui.st_internals.batch_script_events): a run's elements reach the browser in the order the
-script wrote them, and while a long run goes on (a batch is held at most HOLD_SECONDS, never
-until the end); sessions whose first runs install the hooks together each get every element.
+"""What the frame (headscope/frame/app.py) installs around script runs, on a real server. Batched
+script events (headscope.ui.st_internals.batch_script_events): a run's elements reach the browser in
+the order the script wrote them, and while a long run goes on (a batch is held at most HOLD_SECONDS,
+never until the end); sessions whose first runs install the hooks together each get every element.
 The run slot (headscope.ui.budget.run_slot): two sessions' runs at once take turns. No browser: a
 server process and the protocol client's websockets."""
 

@@ -1,10 +1,10 @@
-"""Property-based hostile input on every page, through the whole app (app.py's frame, AppTest):
-hypothesis feeds arbitrary unicode (and pieces known to break things) into every text box of
-every page: the sidebar's sentence and second sentence, the toy words, the corpus lines (All
-heads and Corpus search), the two readings; and, on a tiny masked-LM checkpoint the test
-builds, [MASK]s and [SEP]s anywhere in a pair on the Explorer and the Head lab. No
-example may leave an exception element, render HTML from user text, start a process, write a
-file or read one outside the project and Python (sandboxed()).
+"""Property-based hostile input on every page, through the whole app (the frame,
+headscope/frame/app.py, through AppTest): hypothesis feeds arbitrary unicode (and pieces known to
+break things) into every text box of every page: the sidebar's sentence and second sentence, the toy
+words, the corpus lines (All heads and Corpus search), the two readings; and, on a tiny masked-LM
+checkpoint the test builds, [MASK]s and [SEP]s anywhere in a pair on the Explorer and the Head lab.
+No example may leave an exception element, render HTML from user text, start a process, write a file
+or read one outside the project and Python (sandboxed()).
 
 HEADSCOPE_FUZZ_EXAMPLES scales the number of examples (default: 360 over the pages; the Head
 view's, pairs', corpus search's, masks' and What heads learn's come on top; uploaded treebanks:

@@ -1,7 +1,7 @@
-"""Hostile input on every page, through the whole app (app.py's frame, AppTest): a fixed list of
-known-nasty inputs and links, each with the message it must get. (The property-based fuzz of
-every text box is tests/fuzz/test_fuzz_pages.py. Both are the fuzz tier: make test-fast leaves
-them out.)"""
+"""Hostile input on every page, through the whole app (the frame, headscope/frame/app.py, through
+AppTest): a fixed list of known-nasty inputs and links, each with the message it must get. (The
+property-based fuzz of every text box is tests/fuzz/test_fuzz_pages.py. Both are the fuzz tier: make
+test-fast leaves them out.)"""
 
 import numpy as np
 import pytest

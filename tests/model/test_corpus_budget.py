@@ -17,7 +17,7 @@ HEAVY_TRANSIENT_MB = 550  # docs/limits.md: one heavy job at a time, ~0.55 GB wh
 SCRIPT = r"""
 import json, numpy as np, torch
 from headscope.ui import budget
-budget.return_freed_memory()  # as serve.py does
+budget.return_freed_memory()  # as `headscope run` does
 import mha_core
 from mha_core.corpus_search import build_index, encode_lines, index_bytes, indexed_tokens
 torch.set_num_threads(1)

@@ -1,5 +1,5 @@
 """Every family against transformers' eager model on the same tiny random weights (testkit.families:
-each an edge variant of the issue): attentions and hidden states within 1e-5 on a padded batch
+each an edge variant of its family): attentions and hidden states within 1e-5 on a padded batch
 with a pair, masked-LM (and ELECTRA's replaced-token) logits within 1e-4; checkpoints saved with
 a head prefix, tied decoders left out of the file, old gamma/beta names; unsupported types."""
 

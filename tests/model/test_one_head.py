@@ -1,6 +1,6 @@
-"""Issue 24's checks of mha_core.one_head on tiny random models: each number is compared with an
-independent computation (transformers' weights read by hand, scikit-learn's R², the model's own
-forward), never with the code under test."""
+"""Checks of mha_core.one_head (is one head enough?) on tiny random models: each number is compared
+with an independent computation (transformers' weights read by hand, scikit-learn's R², the model's
+own forward), never with the code under test."""
 
 import json
 

@@ -8,7 +8,7 @@ another folder holding en_ewt-ud-dev.conllu.
 
 By default every fourth sentence is scored (501 sentences, ~5,000 arcs, 13 relations with 100 or
 more), which keeps the test to seconds on two shared cores; HEADSCOPE_EWT_FULL=1 scores all
-2,001 (the two agreed arc for arc on the full set and on the subset when this was written).
+2,001.
 """
 
 import os

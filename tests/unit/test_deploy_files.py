@@ -57,7 +57,7 @@ def test_kubernetes_probes_ask_streamlit_health_on_the_container_port(k8s):
     for probe in ("readinessProbe", "livenessProbe", "startupProbe"):
         get = container[probe]["httpGet"]
         assert get["path"] == HEALTH and get["port"] in ports, probe
-    assert ports["http"] == 8501  # serve.py's port in the Dockerfile
+    assert ports["http"] == 8501  # the port `headscope run` serves in the Dockerfile
     assert container["resources"]["requests"]["cpu"]  # the autoscaler needs a CPU request
     env = {e["name"]: e["value"] for e in container["env"]}
     assert env["HEADSCOPE_TORCH_THREADS"] == "1"

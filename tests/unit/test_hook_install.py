@@ -1,7 +1,7 @@
 """headscope.ui.st_internals.once_per_process: the sessions that open together on a fresh server run
-app.py's installers at the same moment; each hook must go in once (installed twice, one around
-the other, the run slot waited for itself and leaked, and the batching sent a run's end before
-its elements). Threads stand for those first runs."""
+the frame's installers at the same moment; each hook must go in once (installed twice, one
+around the other, the run slot would wait for itself and leak, and the batching could send a
+run's end before its elements). Threads stand for those first runs."""
 
 import threading
 import time

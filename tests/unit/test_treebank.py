@@ -203,7 +203,7 @@ def test_tree_check_agrees_with_walking_every_word_to_the_root():
             assert not tree, heads
 
 
-@pytest.mark.timeout(60)  # quadratic, this took 53 s of CPU; linear, well under a second
+@pytest.mark.timeout(60)  # a quadratic walk takes ~53 s of CPU here; the linear one, < 1 s
 def test_a_40k_word_chain_tree_is_read_without_caps():
     (s,) = read_conllu(chain(40_000))
     assert len(s.words) == 40_000 and s.heads[-1] == 0

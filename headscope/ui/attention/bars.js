@@ -1,7 +1,7 @@
-// part 4c: the focus token's bars (the Explorer). For each head of one layer a stacked bar of how
-// the focus token's attention splits over the keys, one segment per word bottom to top (a word's
-// colour as in the focus grid; "other keys" grey), a 0..1 axis and the keys' legend at the
-// right; hover reads "H3 → key: 0.123". data: values (S, H), names (S, null = other), colors.
+// The focus token's bars (the Explorer). For each head of one layer a stacked bar of how the focus
+// token's attention splits over the keys, one segment per word bottom to top (a word's colour as in
+// the focus grid; "other keys" grey), a 0..1 axis and the keys' legend at the right; hover reads
+// "H3 → key: 0.123". data: values (S, H), names (S, null = other), colors.
 
 function barsLayout(b) {
   const d = b.data, s = d.scale, W = b.width(), ctx = b.main.getContext("2d");

@@ -1,10 +1,8 @@
 """The attention component: Streamlit Custom Components v2, drawn in the page (no iframe) by our
-own vanilla JS on <canvas>. No CDN, no npm build, no third-party JS: the .js and .css files
-beside this module are joined (bundle.py) into the two files of served/, which Streamlit serves
-as the component's assets (headscope/pyproject.toml, the package's manifest): every element
-message carries their URL, not the ~130 kB of code, and the browser fetches them once per page.
-Where Streamlit has not found the manifest (headscope not installed, or AppTest, which starts
-no server), the code travels inline instead.
+own plain JS on <canvas>. The .js and .css files beside this module are joined (bundle.py) into
+the two files of served/, which Streamlit serves through the package's manifest
+(headscope/pyproject.toml): a message carries their URL, not the code. Where Streamlit found no
+manifest (headscope not installed, or AppTest) the code travels inline instead.
 
     from headscope.ui.attention import attention, focus_payload, grid_payload, lines_payload
     attention(grid_payload(maps, labels, special, titles, heads=H, selected=h), key="ex_grid",
@@ -19,17 +17,17 @@ no server), the code travels inline instead.
                                             # one map drawn large (the enlarged head)
     attention(bars_payload(segments, labels, title), key="ex_focus_bars")  # stacked, per head
 
-Facts it relies on (Streamlit 1.67, DESIGN.md): with a stable `key` the element and its
-canvases stay and the JS is called again with the new data (not called at all for identical
-data); listeners are attached once per host element; `setTriggerValue("head", i)` reruns with
-result.head set for that run; `setStateValue("view", v)` keeps v across reruns. After each draw
-the host element carries data-drawn (the shown tokens joined by single spaces), data-view and
-data-tag, and the head view data-lines (lines drawn), data-lines-above, data-line-queries and
-data-line-keys (the token indices at the lines' ends), data-heads-on, data-layer, data-threshold;
-the grid, focus grid and bars the smallest px they drew text with (data-label-px, data-title-px,
-data-number-px) and data-unlabelled (shown tokens that got no label); the bars data-keys (their
-segments' key names, null for "other"); data-draw-ms the last decode + draw;
-data-hover-ms is the last hover's event-to-drawn time (performance.now()).
+What it relies on in Streamlit's v2 contract: with a stable `key` the element and its canvases
+stay and the JS is called again with new data (not at all for identical data);
+`setTriggerValue("head", i)` reruns with result.head set for that run; `setStateValue("view",
+v)` keeps v across reruns.
+
+Test hooks on the host element after each draw: data-drawn (the shown tokens joined by single
+spaces), data-view, data-tag, data-draw-ms (decode + draw) and data-hover-ms (the last hover,
+event to drawn); the head view's data-lines, data-lines-above, data-line-queries,
+data-line-keys, data-heads-on, data-layer, data-threshold; the grid's, focus grid's and bars'
+data-label-px, data-title-px, data-number-px (the smallest text drawn) and data-unlabelled;
+the bars' data-keys.
 """
 
 import json
@@ -61,7 +59,7 @@ def _mounter():
 
 
 def js_lines() -> int:
-    """Lines of JavaScript the component is made of (its maintenance cost, in the README)."""
+    """Lines of the Streamlit module's JavaScript (docs/how-it-is-built.md quotes it)."""
     return JS.count("\n") + 1
 
 
@@ -106,8 +104,8 @@ def attention(payload: dict, key: str, on_head=None, on_view=None, on_cell=None,
             on_token(value)
 
     _, mount = _mounter()
-    # one JSON string (the browser parses it, host_streamlit.js): a dict would be walked by
-    # Streamlit for dataframes to send as Arrow (bidi_component serialization), ~1 ms a call
+    # one JSON string (the browser parses it, host_streamlit.js): Streamlit would walk a dict
+    # for dataframes to send as Arrow (bidi_component serialization) on every call
     return mount(key=key, data=json.dumps(data), on_head_change=head_changed,
                  on_view_change=view_changed, on_cell_change=cell_changed,
                  on_token_change=token_clicked)

@@ -1,8 +1,8 @@
-// part 4 of 5: the head view's and model view's controls and pointer handling. Built once per
-// host element (text through textContent only); every change redraws locally, and the changes
-// the link keeps (view, layer, heads, pinned token) go back to Python as one state value.
-// Pinning a token is the browser's alone (no rerun: the pin reaches the link with the next
-// change); masking it is its own button, which runs the page's masked-word section.
+// The head view's and model view's controls and pointer handling. Built once per host element (text
+// through textContent only); every change redraws locally, and the changes the link keeps (view,
+// layer, heads, pinned token) go back to Python as one state value. Pinning a token is the
+// browser's alone (no rerun: the pin reaches the link with the next change); masking it is its own
+// button, which runs the page's masked-word section.
 
 function report(v) {
   v.view.seq = (v.view.seq || 0) + 1;

@@ -1,6 +1,6 @@
-// headscope attention component, part 1 of 5: decoding, colours, small DOM helpers.
-// The files are joined into one ES module in the order of bundle.CORE_FILES. Token text reaches
-// the page only through textContent and canvas fillText; the data is never code or markup.
+// headscope attention component, the first of its drawing core's files (bundle.CORE_FILES, joined
+// in that order into one ES module): decoding, colours, small DOM helpers. Token text reaches the
+// page only through textContent and canvas fillText; the data is never code or markup.
 
 const STATES = new WeakMap(); // host element -> its state; listeners are attached once per host
 const CANVAS_STATE = new WeakMap(); // a view's main canvas -> its state (for the PNG figure)

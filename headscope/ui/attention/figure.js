@@ -1,4 +1,4 @@
-// figures for a paper: a view's PNG redrawn at the export scale (data.export_scale, 2 by default)
+// Figures for a paper: a view's PNG redrawn at the export scale (data.export_scale, 2 by default)
 // with its caption lines (data.meta: sentence, model; the view, layer and heads shown) above and,
 // for the head and model views, a head-colour legend below (the maps carry their colour scale);
 // the model view (with its token labels) and the head grid as SVG. Text only through fillText and

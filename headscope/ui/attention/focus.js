@@ -1,7 +1,7 @@
-// part 4b: the focus grid (the Explorer). Where one query token attends in every head of every
-// layer: an L x H grid of cells coloured by the top key (the token's colour, as in the focus
-// bars) and labelled with it; hover reads "L2 H3 → key: weight"; a click opens that layer and
-// head in the Explorer (a trigger back to Python).
+// The focus grid (the Explorer). Where one query token attends in every head of every layer: an L x
+// H grid of cells coloured by the top key (the token's colour, as in the focus bars) and labelled
+// with it; hover reads "L2 H3 → key: weight"; a click opens that layer and head in the Explorer (a
+// trigger back to Python).
 
 function focusLayout(f) {
   const d = f.data, s = d.scale, L = d.layers, H = d.heads;

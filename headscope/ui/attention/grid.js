@@ -1,7 +1,7 @@
-// part 2a: the head grid (the Explorer), its layout and drawing. The heads of one layer in a
-// grid, the extra maps (single head, mean) beside them, one colour scale (data.range, 0..1 for
-// weights, -1..1 for a difference) and its legend, all on one canvas. gridui.js adds the hover
-// (an overlay canvas: a hover never redraws the maps and never asks the server) and the clicks.
+// The head grid (the Explorer), its layout and drawing. The heads of one layer in a grid, the extra
+// maps (single head, mean) beside them, one colour scale (data.range, 0..1 for weights, -1..1 for a
+// difference) and its legend, all on one canvas. gridui.js adds the hover (an overlay canvas: a
+// hover never redraws the maps and never asks the server) and the clicks.
 
 // With data.fit, the room left on the first screen below the maps' top (CSS px): the page is
 // laid out for a projector, where nothing may need scrolling. Infinity without data.fit.

@@ -1,7 +1,7 @@
-// part 2b: the head grid's pointer. Hover highlights the hovered row and column in every map and
-// reads the cell ("q → k: 0.123", signed for a difference, with the raw norm when sent); a click
-// on a head enlarges it (trigger "head"); a click on a maskable query label masks that token
-// (trigger "token", the label's index in data.tokens).
+// The head grid's pointer. Hover highlights the hovered row and column in every map and reads the
+// cell ("q → k: 0.123", signed for a difference, with the raw norm when sent); a click on a head
+// enlarges it (trigger "head"); a click on a maskable query label masks that token (trigger
+// "token", the label's index in data.tokens).
 
 // A number as Python's "%.3g" writes it (the atlas's hover prints raw norms the same way)
 function g3(v) {

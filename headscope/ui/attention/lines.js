@@ -1,7 +1,7 @@
-// part 3 of 5: the head view (two columns of tokens, a line per head and pair) and the model
-// view (every layer x head as a small line view). Lines come as sparse entries per head, the
-// strongest first (payload.lines_payload). All lines of a frame go into one Path2D per head and
-// opacity step: never a DOM element per line. At most CAP lines are drawn per frame.
+// The head view (two columns of tokens, a line per head and pair) and the model view (every layer x
+// head as a small line view). Lines come as sparse entries per head, the strongest first
+// (payload.lines_payload). All lines of a frame go into one Path2D per head and opacity step: never
+// a DOM element per line. At most CAP lines are drawn per frame.
 
 const CAP_HEAD = 20000, CAP_MODEL = 60000, STEPS = 16;
 const SEGMENT_FILTERS = { "all": null, "A\u2192A": [0, 0], "A\u2192B": [0, 1], "B\u2192A": [1, 0], "B\u2192B": [1, 1] };

@@ -1,6 +1,6 @@
-// part 5 of 5: exports (PNG from the canvas, SVG of the head view) and draw(component), the entry
-// point a host adapter calls with each new data (one state per host element, kept in STATES):
-// host_streamlit.js for the Streamlit component, host_anywidget.js for the notebook widget.
+// Exports (PNG from the canvas, SVG of the head view) and draw(component), the entry point a host
+// adapter calls with each new data (one state per host element, kept in STATES): host_streamlit.js
+// for the Streamlit component, host_anywidget.js for the notebook widget.
 
 // A view's canvas as a PNG: the whole figure (figure.js) at the data's export scale
 function exportPng(canvas, name) {

@@ -1,5 +1,5 @@
 """What the attention component is sent: a small JSON dict whose maps travel as base64 binary
-(never nested lists: json of a 128-token layer as lists costs ~300 ms on the server). numpy in,
+(never nested lists, which are slow to serialise on the server and large on the wire). numpy in,
 plain dicts out; no Streamlit. `unpack` and `unpack_lines` are the Python mirror of the
 browser's decoder (core.js), for the tests.
 

@@ -1,9 +1,9 @@
 """What every figure builder shares: plain-dict figures without run-time validation, titles,
 the colour axis, tick spacing, and the projector copy of any figure.
 
-Figures are written as plain dicts: on a 12-head grid that is ~10 ms, where make_subplots with
-add_trace(row=, col=) took ~200 ms of every rerun. The Explorer's builders also skip plotly's
-validation (figure()); the tests validate their output.
+Figures are written as plain dicts, not through make_subplots and add_trace, which cost a
+rerun far more on a many-map grid. The Explorer's builders also skip plotly's validation
+(figure()); the tests validate their output.
 """
 
 import numpy as np
@@ -42,9 +42,9 @@ def coloraxis(zmax=1.0, title="weight", show=True) -> dict:
 
 
 def figure(data, layout) -> go.Figure:
-    """The Explorer's figures, built from plain dicts WITHOUT plotly's validation: validating
-    took ~35 ms of every rerun on the server (py-spy), a quarter of the script. The tests
-    validate every builder's output instead (tests/unit/test_figures_valid.py)."""
+    """The Explorer's figures, built from plain dicts WITHOUT plotly's validation, which was a
+    large share of every rerun's server time (docs/performance.md). The tests validate every
+    builder's output instead (tests/unit/test_figures_valid.py)."""
     return go.Figure(dict(data=data, layout=layout), _validate=False)
 
 
@@ -53,7 +53,7 @@ def for_projector(fig, scale: float, max_height: int | None = None,
     """A copy of any figure for a projector: its height, margins and every font (text, titles,
     tick labels, annotations, cell text, colour bars, legends) `scale` times larger and never
     below `least` px (legible from the back of a room). Worked on the plain dict, not validated
-    again (fast: ~2 ms for the 12-head grid).
+    again.
 
     max_height: the most pixels the figure may take once enlarged (the room a page leaves it on
     the first screen); a taller figure is cut to it, and a figure without a height of its own

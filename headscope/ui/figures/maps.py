@@ -1,8 +1,9 @@
-"""The Explorer's attention maps: one head, and every head of one layer in one figure.
+"""One attention map as a zoomable plotly heatmap (heatmap). The pages draw their maps with the
+attention component (headscope.ui.attention); this is the plotly figure of one map.
 
-Maps are (T, T) or (H, T, T) arrays: row = query, column = key. Labels are the tokens (or words)
+A map is a (T, T) array: row = query, column = key. Labels are the tokens (or words)
 in order; axes are categorical with unique labels (labels.axis_labels), so repeated tokens stay
-separate rows. Shape letters: H heads, T tokens.
+separate rows. T: tokens.
 """
 
 import numpy as np

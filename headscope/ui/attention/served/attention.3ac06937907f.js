@@ -1,6 +1,6 @@
-// headscope attention component, part 1 of 5: decoding, colours, small DOM helpers.
-// The files are joined into one ES module in the order of bundle.CORE_FILES. Token text reaches
-// the page only through textContent and canvas fillText; the data is never code or markup.
+// headscope attention component, the first of its drawing core's files (bundle.CORE_FILES, joined
+// in that order into one ES module): decoding, colours, small DOM helpers. Token text reaches the
+// page only through textContent and canvas fillText; the data is never code or markup.
 
 const STATES = new WeakMap(); // host element -> its state; listeners are attached once per host
 const CANVAS_STATE = new WeakMap(); // a view's main canvas -> its state (for the PNG figure)
@@ -137,10 +137,10 @@ function markPx(host, px) {
   for (const [k, v] of Object.entries(px)) host.dataset[k] = Number.isFinite(v) ? String(Math.round(v * 10) / 10) : "";
 }
 
-// part 2a: the head grid (the Explorer), its layout and drawing. The heads of one layer in a
-// grid, the extra maps (single head, mean) beside them, one colour scale (data.range, 0..1 for
-// weights, -1..1 for a difference) and its legend, all on one canvas. gridui.js adds the hover
-// (an overlay canvas: a hover never redraws the maps and never asks the server) and the clicks.
+// The head grid (the Explorer), its layout and drawing. The heads of one layer in a grid, the extra
+// maps (single head, mean) beside them, one colour scale (data.range, 0..1 for weights, -1..1 for a
+// difference) and its legend, all on one canvas. gridui.js adds the hover (an overlay canvas: a
+// hover never redraws the maps and never asks the server) and the clicks.
 
 // With data.fit, the room left on the first screen below the maps' top (CSS px): the page is
 // laid out for a projector, where nothing may need scrolling. Infinity without data.fit.
@@ -365,10 +365,10 @@ function drawLegend(ctx, b, lut, title, px, range) {
 }
 
 
-// part 2b: the head grid's pointer. Hover highlights the hovered row and column in every map and
-// reads the cell ("q → k: 0.123", signed for a difference, with the raw norm when sent); a click
-// on a head enlarges it (trigger "head"); a click on a maskable query label masks that token
-// (trigger "token", the label's index in data.tokens).
+// The head grid's pointer. Hover highlights the hovered row and column in every map and reads the
+// cell ("q → k: 0.123", signed for a difference, with the raw norm when sent); a click on a head
+// enlarges it (trigger "head"); a click on a maskable query label masks that token (trigger
+// "token", the label's index in data.tokens).
 
 // A number as Python's "%.3g" writes it (the atlas's hover prints raw norms the same way)
 function g3(v) {
@@ -508,10 +508,10 @@ function redrawGrid(g) {
     unlabelled: g.unlabelled.size });
 }
 
-// part 3 of 5: the head view (two columns of tokens, a line per head and pair) and the model
-// view (every layer x head as a small line view). Lines come as sparse entries per head, the
-// strongest first (payload.lines_payload). All lines of a frame go into one Path2D per head and
-// opacity step: never a DOM element per line. At most CAP lines are drawn per frame.
+// The head view (two columns of tokens, a line per head and pair) and the model view (every layer x
+// head as a small line view). Lines come as sparse entries per head, the strongest first
+// (payload.lines_payload). All lines of a frame go into one Path2D per head and opacity step: never
+// a DOM element per line. At most CAP lines are drawn per frame.
 
 const CAP_HEAD = 20000, CAP_MODEL = 60000, STEPS = 16;
 const SEGMENT_FILTERS = { "all": null, "A\u2192A": [0, 0], "A\u2192B": [0, 1], "B\u2192A": [1, 0], "B\u2192B": [1, 1] };
@@ -721,11 +721,11 @@ function modelHit(v, x, y) {
   return h >= 0 && h < v.data.heads && l >= 0 && l < v.data.layers ? { l, h } : null;
 }
 
-// part 4 of 5: the head view's and model view's controls and pointer handling. Built once per
-// host element (text through textContent only); every change redraws locally, and the changes
-// the link keeps (view, layer, heads, pinned token) go back to Python as one state value.
-// Pinning a token is the browser's alone (no rerun: the pin reaches the link with the next
-// change); masking it is its own button, which runs the page's masked-word section.
+// The head view's and model view's controls and pointer handling. Built once per host element (text
+// through textContent only); every change redraws locally, and the changes the link keeps (view,
+// layer, heads, pinned token) go back to Python as one state value. Pinning a token is the
+// browser's alone (no rerun: the pin reaches the link with the next change); masking it is its own
+// button, which runs the page's masked-word section.
 
 function report(v) {
   v.view.seq = (v.view.seq || 0) + 1;
@@ -883,10 +883,10 @@ function renderLines(v) {
   paint(v);
 }
 
-// part 4b: the focus grid (the Explorer). Where one query token attends in every head of every
-// layer: an L x H grid of cells coloured by the top key (the token's colour, as in the focus
-// bars) and labelled with it; hover reads "L2 H3 → key: weight"; a click opens that layer and
-// head in the Explorer (a trigger back to Python).
+// The focus grid (the Explorer). Where one query token attends in every head of every layer: an L x
+// H grid of cells coloured by the top key (the token's colour, as in the focus bars) and labelled
+// with it; hover reads "L2 H3 → key: weight"; a click opens that layer and head in the Explorer (a
+// trigger back to Python).
 
 function focusLayout(f) {
   const d = f.data, s = d.scale, L = d.layers, H = d.heads;
@@ -999,10 +999,10 @@ function renderFocus(f) {
   f.host.dataset.geometry = JSON.stringify({ top: f.layout.top, left: f.layout.lab, w: f.layout.cw, h: f.layout.ch });
 }
 
-// part 4c: the focus token's bars (the Explorer). For each head of one layer a stacked bar of how
-// the focus token's attention splits over the keys, one segment per word bottom to top (a word's
-// colour as in the focus grid; "other keys" grey), a 0..1 axis and the keys' legend at the
-// right; hover reads "H3 → key: 0.123". data: values (S, H), names (S, null = other), colors.
+// The focus token's bars (the Explorer). For each head of one layer a stacked bar of how the focus
+// token's attention splits over the keys, one segment per word bottom to top (a word's colour as in
+// the focus grid; "other keys" grey), a 0..1 axis and the keys' legend at the right; hover reads
+// "H3 → key: 0.123". data: values (S, H), names (S, null = other), colors.
 
 function barsLayout(b) {
   const d = b.data, s = d.scale, W = b.width(), ctx = b.main.getContext("2d");
@@ -1123,9 +1123,9 @@ function renderBars(b) {
   b.host.dataset.geometry = JSON.stringify({ left: g.left, top: g.top, slot: g.slot, h: g.plotH });
 }
 
-// part 5 of 5: exports (PNG from the canvas, SVG of the head view) and draw(component), the entry
-// point a host adapter calls with each new data (one state per host element, kept in STATES):
-// host_streamlit.js for the Streamlit component, host_anywidget.js for the notebook widget.
+// Exports (PNG from the canvas, SVG of the head view) and draw(component), the entry point a host
+// adapter calls with each new data (one state per host element, kept in STATES): host_streamlit.js
+// for the Streamlit component, host_anywidget.js for the notebook widget.
 
 // A view's canvas as a PNG: the whole figure (figure.js) at the data's export scale
 function exportPng(canvas, name) {
@@ -1223,7 +1223,7 @@ function draw(component) {
   CANVAS_STATE.set(st.kind === "lines" ? st.canvas : st.main, st);
 }
 
-// figures for a paper: a view's PNG redrawn at the export scale (data.export_scale, 2 by default)
+// Figures for a paper: a view's PNG redrawn at the export scale (data.export_scale, 2 by default)
 // with its caption lines (data.meta: sentence, model; the view, layer and heads shown) above and,
 // for the head and model views, a head-colour legend below (the maps carry their colour scale);
 // the model view (with its token labels) and the head grid as SVG. Text only through fillText and
