@@ -113,7 +113,7 @@ def _load(name: str):
     import mha_core
 
     # One process serves every session: concurrent runs each asking torch for several threads
-    # oversubscribe the cores (bench/class_load.py). Process-wide; set before the first forward.
+    # oversubscribe the cores (bench/atlas_latency.py). Process-wide; set before the first forward.
     torch.set_num_threads(TORCH_THREADS)
     return mha_core.load_bert(model_choices()[name], device=DEVICE)
 
