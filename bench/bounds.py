@@ -1,5 +1,6 @@
-"""The worst case of every expensive thing a visitor can start, with the bounds in place: its CPU
-seconds and peak RSS, and what it does to another session of the same worker meanwhile.
+"""What can one visitor cost a worker? The worst case of every expensive thing a visitor can
+start, with the bounds in place: its CPU seconds and peak RSS, and what it does to another
+session of the same worker meanwhile.
 
     .venv/bin/python bench/bounds.py [--only corpus_index ...] [--quick]
 
@@ -30,7 +31,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
+
+from bench import harness as h  # noqa: E402
 
 ACTIONS = ["treebank_chain", "treebank_upload", "treebank_scoring", "corpus_index",
            "attend_512", "attend_512_x8", "attend_512_x8_slot", "head_lab_ranking", "tsne"]
@@ -112,7 +114,7 @@ def run_action(name: str, bert, quick: bool) -> dict:
         lines = [" ".join(make_corpus(40, seed=i)[:8])[:900] for i in range(200 if quick else 2000)]
         index = build_index(bert, lines, bert.config.num_hidden_layers - 1, max_length=128)
         return dict(detail=f"{len(index):,} tokens, {index.nbytes / 2**20:.0f} MB stored")
-    if name.startswith("attend_512"):  # the issue's 1.5 GB transient: hostile links
+    if name.startswith("attend_512"):  # the 1.5 GB transient of docs/limits.md: hostile links
         import pickle
 
         from headscope.ui.budget import heavy
@@ -163,7 +165,7 @@ def serve(name: str, quick: bool, argv: list):
 
     import mha_core
 
-    bert = mha_core.load_bert()  # before any other thread imports transformers
+    bert = mha_core.load_model()  # before any other thread imports transformers
     bert.attend("warm up")
 
     def action():
@@ -222,7 +224,7 @@ def recall(quick: bool):
     from mha_core.corpus_search import build_index, quantise
 
     torch.set_num_threads(1)
-    bert = mha_core.load_bert()
+    bert = mha_core.load_model()
     lines = make_corpus(300 if quick else 1500, seed=3)
     ref = build_index(bert, lines, 1, dtype=np.float32)
     queries = build_index(bert, make_corpus(100, seed=4), 1, dtype=np.float32).vectors
@@ -245,18 +247,18 @@ def recall(quick: bool):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = h.parser(__doc__)
     ap.add_argument("--only", nargs="+", choices=ACTIONS + ["recall"])
     ap.add_argument("--quick", action="store_true", help="smaller worst cases (a smoke run)")
     ap.add_argument("--no-quick", dest="quick", action="store_false")
-    ap.add_argument("--child")
-    ap.add_argument("--serve", help="as a worker's launcher: the app, and this action in it")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--serve", help=argparse.SUPPRESS)  # a worker's launcher: the app + action
     args, rest = ap.parse_known_args()
     if args.serve:
         return serve(args.serve, args.quick, rest)
     if args.child:
         return recall(args.quick) if args.child == "recall" else child(args.child, args.quick)
-    print(f"load average before: {os.getloadavg()}  (2 cores, shared)")
+    print(h.machine())
     print(f"{'action':18s} {'CPU s':>6s} {'wall s':>6s} {'peak RSS':>9s} {'fresh':>6s} "
           f"{'other p95 alone -> during':>26s}  load  what")
     for name in args.only or ACTIONS + ["recall"]:

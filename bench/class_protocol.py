@@ -1,8 +1,14 @@
-"""How many students one machine holds: a class of simulated students speaking Streamlit's own
+"""How many students does one machine hold? A class of simulated students speaking Streamlit's own
 websocket protocol (testkit.protocol: no browser), through `make serve`'s nginx.
 
+    .venv/bin/python bench/class_protocol.py [--students 30,100,300] [--workers 1,2]
+                                             [--script full|explorer] [--think 5] [--rounds 3]
+                                             [--ramp 10] [--browsers 3 [--browser-gap 8] [--pin]]
+    .venv/bin/python bench/class_protocol.py --script explorer --students 30 --workers 2
+                                             # two minutes: this machine's estimated knee
+
 For each --workers N and each --students S, a fresh `make serve` (deploy/serve_many.py, the
-workers being bench/timed_server.py: serve.py with a clock on every script run) takes S
+workers being bench/timed_server.py: `headscope run` with a clock on every script run) takes S
 students. Each student has its own websocket, its own nginx sticky cookie and its own
 sentences (7-14 words, drawn from a seeded word list), and follows one script:
 
@@ -12,89 +18,60 @@ sentences (7-14 words, drawn from a seeded word list), and follows one script:
   head view opens the Head view page
   head lab  opens the Head lab page
   head off  switches one head off there
-(--script explorer stops after the rounds: the Explorer alone.) --browsers 3 adds three real
-chromium students (bench/class_load.py's script: they open the same link before the class
-arrives, then type a sentence and move the layer from mid-ramp on, --browser-gap seconds
-apart), as a cross-check: their Enter -> maps drawn should be the protocol's Enter plus the
-browser's own part. On one machine chromium's own CPU takes the servers' (~0.5 s per Enter);
---pin gives the servers core 0 and the students, simulated and chromium, core 1, as students'
-own laptops would.
+(--script explorer stops after the rounds: the Explorer alone.)
 
 The teacher's own session opens the link and the Head lab first (not counted). Students
-arrive uniformly over --ramp seconds; between two actions each thinks for a time
-drawn uniformly from [0.5, 1.5] x --think seconds (default 5: 2.5-7.5 s). Every action is
-timed from sending its rerun to its script_finished (the server's time, queueing included, as
-a browser would see it before drawing). Prints, per configuration, each action's p50/p95/p99,
-the bytes and messages sent per action, failed sessions (an exception element, a timeout, a
-closed socket), CPU per action (workers and nginx, from /proc), RSS per worker (after the
-class, sessions still open) and its growth per session, and the load average; then the
-capacity table and the knee: the fewest students at which Enter p95 passes 1 s. Each row also
-prints an estimate of the machine's knee from its CPU per action (KNEE_BUSY below), so a small
-class (--students 30) tells a teacher what their machine holds.
+arrive uniformly over --ramp seconds; between two actions each thinks for a time drawn
+uniformly from [0.5, 1.5] x --think seconds (default 5: 2.5-7.5 s). Every action is timed from
+sending its rerun to its script_finished (the server's time, queueing included, as a browser
+would see it before drawing). Prints, per configuration, each action's p50/p95/p99, the bytes
+and messages sent per action, failed sessions (an exception element, a timeout, a closed
+socket), CPU per action (workers and nginx, from /proc), RSS per worker (after the class,
+sessions still open) and its growth per session, and the load average; then the capacity table
+and the knee: the fewest students at which Enter p95 passes 1 s. Each row also prints an
+estimate of the machine's knee from its CPU per action (KNEE_BUSY below), so a small class
+(--students 30) tells a teacher what their machine holds.
+
+--browsers N adds N real chromium students as a cross-check: they open the same link before
+the class arrives, then type a sentence and move the layer 3 times from mid-ramp on,
+--browser-gap seconds apart; their Enter -> maps drawn should be the protocol's Enter plus the
+browser's own part. On one machine chromium's own CPU takes the servers' (~0.5 s per Enter on
+a 2-core machine): --pin gives the servers core 0 and the students, simulated and chromium,
+core 1, as students' own laptops would.
 
 The probe runs on the same cores as the servers (its own CPU is printed): on a 2-core machine
 without --pin every figure is an upper bound of what a dedicated server would show. CPU per
 action counts from the class's start: the teacher's warm-up (its Head lab ranking) and the
-chromium students' first pages are not in it.
-
-    .venv/bin/python bench/class_protocol.py [--students 30,100,300] [--workers 1,2]
-                                             [--think 5] [--rounds 3] [--ramp 10]
-                                             [--browsers 3 [--browser-gap 8] [--pin]]
+chromium students' first pages are not in it. Needs nginx.
 """
 
-import argparse
 import asyncio
 import os
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 from urllib.parse import urlencode
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.measure import cpu_seconds, percentile, pin  # noqa: E402
-from testkit.protocol import Session, multiselect_value, slider_value, text_value  # noqa: E402
-from testkit.proxy import NGINX, children, start_proxy, stop_proxy  # noqa: E402
+from bench import harness as h  # noqa: E402
 
 TEACHER = "The teacher wrote a sentence on the board for everyone."
 ACTIONS = ("open", "enter", "layer", "head view", "head lab", "head off")
 KNEE_P95 = 1.0  # seconds: Enter -> script finished, p95
 # The cores' busy share at which Enter p95 passed 1 s in the quiet tables of docs/capacity.md
-# (2 workers: 200-250 students at 40 ms of CPU per action, stop 28's machine; 100-150 at
-# 62-71 ms, stop 29's): the estimate a small class's row prints for the machine it ran on
+# (2 workers: 200-250 students at 40 ms of CPU per action on one 2-core machine; 100-150 at
+# 62-71 ms on a slower one): the estimate a small class's row prints for the machine it ran on
 KNEE_BUSY = 0.6
 BROKEN_P95 = 20.0  # a configuration this slow (or with failures) ends the list for its workers
 LAYERS, HEADS = 6, 12  # the bundled model's
 
-WORDS = dict(
-    adj="old young quiet bright small heavy clever tired busy careful hungry famous".split(),
-    noun=("teacher student river dog farmer doctor city train garden letter painter robot "
-          "child window museum storm").split(),
-    verb="saw found painted carried followed opened watched visited cleaned described".split(),
-    prep="near behind under beside across inside".split(),
-    tail=("before the rain started", "after the long lesson", "because it was late",
-          "while the bell rang", "on a cold morning", "with great care"),
-)
-
-
-def sentence(rng: random.Random) -> str:
-    """A 7-14-word sentence of its own: 'The <adj> <noun> <verb> the <noun> ...'."""
-    w = WORDS
-    words = ["The", rng.choice(w["adj"]), rng.choice(w["noun"]), rng.choice(w["verb"]), "the",
-             rng.choice(w["noun"])]
-    if rng.random() < 0.6:
-        words += [rng.choice(w["prep"]), "the", rng.choice(w["adj"]), rng.choice(w["noun"])]
-    if rng.random() < 0.6:
-        words += rng.choice(w["tail"]).split()
-    if len(words) < 7:
-        words.insert(4, "slowly")
-    return " ".join(words) + "."
-
 
 async def student(url: str, i: int, args, start_at: float) -> dict:
     """One student's script; returns {"actions": [(kind, Run)], "error": str}."""
+    from testkit.protocol import Session, multiselect_value, slider_value, text_value
+
     rng = random.Random(1000 + i)
     out = dict(actions=[], error="", upstream="")
     await asyncio.sleep(max(0.0, start_at - time.perf_counter()))
@@ -114,7 +91,7 @@ async def student(url: str, i: int, args, start_at: float) -> dict:
         await act("open", query=urlencode({"text": TEACHER}))
         layer = None
         for _ in range(args.rounds):
-            run = await act("enter", widgets={"text": text_value(sentence(rng))})
+            run = await act("enter", widgets={"text": text_value(h.random_sentence(rng))})
             layer = int(run.components["ex_grid"]["tag"].split()[-1])
             for _ in range(3):
                 layer = rng.choice([x for x in range(1, LAYERS + 1) if x != layer])
@@ -135,19 +112,11 @@ async def student(url: str, i: int, args, start_at: float) -> dict:
     return out
 
 
-def rss_mb(pid: int, field: str = "VmRSS:") -> float:
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith(field):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return float("nan")
-
-
 async def warm_up(url: str):
     """The teacher opens the link before the class (not counted): the model is loaded and the
     first run's one-off work (the default layer over the presets) is done."""
+    from testkit.protocol import Session
+
     s = Session(url, cookie="teacher")
     await s.connect()
     await s.rerun(query=urlencode({"text": TEACHER}), timeout=300)
@@ -155,26 +124,88 @@ async def warm_up(url: str):
     await s.close()
 
 
+# True once the Explorer's maps are drawn for `tokens` (testkit.browser.MAPS_DRAWN) and its grid
+# is tagged with this layer ("layer N", numbered from 1)
+GRID_LAYER_SHOWS = """([tokens, heads, layer]) => {
+  if (!(MAPS_DRAWN)([tokens, heads])) return false;
+  return document.querySelector(GRID).dataset.tag === `layer ${layer + 1}`;
+}"""
+STEP_MS, OPEN_MS = 60_000, 300_000  # a step that takes longer fails the student; opening
+
+
+async def browser_student(browser, link: str, bert, text: str, heads: int, opened, act) -> dict:
+    """One chromium student: opens the shared link (a page that draws TEACHER), sets `opened`
+    once drawn (or failed), waits for `act`, types `text`, then moves the layer 3 times, each
+    step timed from its key press until the maps show it."""
+    from testkit.browser import HOST, MAPS_DRAWN
+
+    layer_shows = GRID_LAYER_SHOWS.replace("MAPS_DRAWN", MAPS_DRAWN.strip()).replace(
+        "GRID", repr(HOST.format(key="ex_grid")))
+    out = dict(text=text, steps=[], server=[], error=None)
+    context = await browser.new_context(viewport={"width": 1280, "height": 800})
+    context.set_default_timeout(STEP_MS)
+    page = await context.new_page()
+    clock = h.ServerClock(page)
+
+    async def drawn(text, timeout_ms=STEP_MS):
+        await page.wait_for_function(MAPS_DRAWN, arg=[bert.encode(text).tokens, heads],
+                                     polling=100, timeout=timeout_ms)
+
+    async def step(kind, press, wait):
+        t = time.perf_counter()
+        await press()
+        await wait
+        out["steps"].append((kind, time.perf_counter() - t))
+        out["server"].append(clock.since(t))
+
+    def failed():
+        return page.locator('[data-testid="stException"]').count()
+
+    try:
+        await page.goto(link, wait_until="commit", timeout=OPEN_MS)
+        await drawn(TEACHER, OPEN_MS)
+        opened.set()
+        await act.wait()
+        slider = page.locator('.st-key-ex_layer input[type="range"]').first
+        layer = int(await slider.input_value()) - 1  # the slider shows 1..L
+        box = page.locator('[data-testid="stSidebar"] textarea').first
+        await box.click()
+        await box.press("Control+a")
+        await box.press_sequentially(text)
+        await step("enter", lambda: box.press("Control+Enter"), drawn(text))
+        top = int(await slider.get_attribute("max")) - 1  # the last layer's index
+        for _ in range(3):
+            key, layer = ("ArrowRight", layer + 1) if layer < top else ("ArrowLeft", layer - 1)
+            await slider.focus()
+            await step("layer", lambda key=key: slider.press(key), page.wait_for_function(
+                layer_shows, arg=[bert.encode(text).tokens, heads, layer], polling=100,
+                timeout=STEP_MS))
+        if await failed():
+            out["error"] = "exception element"
+    except Exception as e:  # a timeout: the student failed
+        opened.set()  # whoever waits for the page goes on without it
+        out["error"] = ("exception element" if await failed()
+                        else f"{type(e).__name__}: {str(e).splitlines()[0][:120]}")
+    finally:
+        await context.close()
+    return out
+
+
 async def browsers(url: str, opened: list, act: list) -> list:
-    """Real chromium students (bench/class_load.py's: type a sentence, move the layer 3
-    times) beside the simulated ones, one per event in `opened`. Like them they open the
-    teacher's shared link; they do it before the class arrives (chromium's start and first page
-    are not the class's load), set opened[i] once drawn, then wait for act[i] to act."""
+    """Real chromium students beside the simulated ones, one per event in `opened`. Like them
+    they open the teacher's shared link; they do it before the class arrives (chromium's start
+    and first page are not the class's load), set opened[i] once drawn, then wait for act[i]."""
     from playwright.async_api import async_playwright
 
-    import mha_core
-    from bench.browser_latency import SENTENCES
-    from bench.class_load import student as browser_student
-    from testkit.browser import CHROMIUM, CHROMIUM_ARGS
+    from testkit.browser import launch
 
-    bert = mha_core.load_bert()  # the expected tokens only
-    heads = bert.config.num_attention_heads
+    bert, heads = h.bundled()  # the expected tokens only
     link = f"{url}/?{urlencode({'text': TEACHER})}"
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        browser = await launch(p)
         out = await asyncio.gather(*(
-            browser_student(browser, link, bert, SENTENCES[i], 3, heads, shows=TEACHER,
-                            opened=opened[i], act=act[i]) for i in range(len(opened))))
+            browser_student(browser, link, bert, h.SENTENCES[i % len(h.SENTENCES)], heads,
+                            opened[i], act[i]) for i in range(len(opened))))
         await browser.close()
     return out
 
@@ -203,44 +234,45 @@ async def run_class(url: str, args, n: int, starts) -> tuple:
 
 
 def measure(args, workers: int, n: int, out: Path) -> dict:
+    from testkit.proxy import children
+
     run_dir = out / f"w{workers}-s{n}"
-    proc, state = start_proxy(run_dir, workers,
-                              env_extra={"HEADSCOPE_RUN_TIMES": str(run_dir / "runs-{pid}.txt")},
-                              worker_script=Path(__file__).with_name("timed_server.py"))
     mine = os.sched_getaffinity(0)
-    try:
-        pids = [w["pid"] for w in state["workers"]]
-        nginx = [state["nginx_pid"], *children(state["nginx_pid"])]
-        if args.pin:  # the servers on one core; this probe and what it starts (chromium) on another
-            servers, students = sorted(mine)[:2]
-            pin([*pids, *nginx], {servers})
-            pin([os.getpid()], {students})
-        at = {}
+    with h.serve(run_dir, workers) as state:
+        try:
+            pids = [w["pid"] for w in state["workers"]]
+            nginx = [state["nginx_pid"], *children(state["nginx_pid"])]
+            if args.pin:  # the servers on one core; this probe and its chromium on another
+                servers, students = sorted(mine)[:2]
+                h.pin([*pids, *nginx], {servers})
+                h.pin([os.getpid()], {students})
+            at = {}
 
-        def starts():  # the class's clocks, after the warm-up and the browsers' first pages
-            at.update(cpu=cpu_seconds(pids), nginx=cpu_seconds(nginx), me=time.process_time(),
-                      load=os.getloadavg(), rss=[rss_mb(p) for p in pids], t=time.perf_counter())
+            def starts():  # the class's clocks, after the warm-up and the browsers' first pages
+                at.update(cpu=h.cpu_seconds(pids), nginx=h.cpu_seconds(nginx),
+                          me=time.process_time(), load=os.getloadavg(),
+                          rss=[h.rss_mb(p) for p in pids], t=time.perf_counter())
 
-        results, real = asyncio.run(run_class(state["url"], args, n, starts))
-        rss0 = at["rss"]
-        wall = time.perf_counter() - at["t"]
-        cpu, ngx = cpu_seconds(pids) - at["cpu"], cpu_seconds(nginx) - at["nginx"]
-        rss1 = [rss_mb(p) for p in pids]
-        hwm = [rss_mb(p, "VmHWM:") for p in pids]
-        me = time.process_time() - at["me"]
-        load0, load1 = at["load"], os.getloadavg()
-    finally:
-        if args.pin:
-            pin([os.getpid()], mine)
-        stop_proxy(proc)
+            results, real = asyncio.run(run_class(state["url"], args, n, starts))
+            rss0 = at["rss"]
+            wall = time.perf_counter() - at["t"]
+            cpu = h.cpu_seconds(pids) - at["cpu"]
+            ngx = h.cpu_seconds(nginx) - at["nginx"]
+            rss1 = [h.rss_mb(p) for p in pids]
+            hwm = [h.peak_rss_mb(p) for p in pids]
+            me = time.process_time() - at["me"]
+            load0, load1 = at["load"], os.getloadavg()
+        finally:
+            if args.pin:
+                h.pin([os.getpid()], mine)
     cores = 1 if args.pin else min(workers, len(mine))  # a worker is one process: one core
-    return dict(workers=workers, n=n, results=results, real=real, wall=wall, cpu=cpu, nginx_cpu=ngx,
-                cores=cores, probe_cpu=me, rss0=rss0, rss1=rss1, hwm=hwm, load=(load0, load1),
-                run_dir=run_dir)
+    return dict(workers=workers, n=n, results=results, real=real, wall=wall, cpu=cpu,
+                nginx_cpu=ngx, cores=cores, probe_cpu=me, rss0=rss0, rss1=rss1, hwm=hwm,
+                load=(load0, load1), run_dir=run_dir)
 
 
 def ms(xs, q) -> str:
-    return f"{percentile(xs, q) * 1000:.0f}" if xs else "-"
+    return f"{h.percentile(xs, q) * 1000:.0f}" if xs else "-"
 
 
 def report(m: dict) -> dict:
@@ -288,7 +320,7 @@ def report(m: dict) -> dict:
     return dict(workers=m["workers"], n=m["n"], failed=len(failed),
                 enter=(ms(enter, .5), ms(enter, .95), ms(enter, .99)),
                 layer=(ms(layer, .5), ms(layer, .95)),
-                p95=percentile(enter, .95) if enter else float("inf"),
+                p95=h.percentile(enter, .95) if enter else float("inf"),
                 cpu=m["cpu"] / max(actions, 1) * 1000,
                 kb=sum(r.bytes for r in by["enter"]) / max(len(by["enter"]), 1) / 1000,
                 rss=", ".join(f"{a:.0f}" for a in m["rss1"]),
@@ -296,9 +328,11 @@ def report(m: dict) -> dict:
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--students", default="30,100,300", help="comma-separated class sizes")
-    ap.add_argument("--workers", default="1,2", help="comma-separated worker counts")
+    ap = h.parser(__doc__)
+    ap.add_argument("--students", nargs="+", action=h.Ints, default=[30, 100, 300],
+                    help="comma-separated class sizes")
+    ap.add_argument("--workers", nargs="+", action=h.Ints, default=[1, 2],
+                    help="comma-separated worker counts")
     ap.add_argument("--think", type=float, default=5.0, help="mean think time, seconds")
     ap.add_argument("--rounds", type=int, default=3, help="sentences each student types")
     ap.add_argument("--ramp", type=float, default=10.0, help="seconds over which students arrive")
@@ -318,12 +352,15 @@ def main():
     args = ap.parse_args()
     if args.pin and len(os.sched_getaffinity(0)) < 2:  # measure() pins to the first two of them
         sys.exit("class_protocol: --pin needs 2 cores this process may run on")
+    from testkit.proxy import NGINX
+
     if NGINX is None:
         sys.exit("class_protocol: nginx not found (apt-get install nginx)")
-    out = Path(tempfile.mkdtemp(prefix="class-protocol-"))
+    print(h.machine())
+    out = h.run_dir("class")
     rows = []
-    for w in (int(x) for x in args.workers.split(",")):
-        for n in (int(x) for x in args.students.split(",")):
+    for w in args.workers:
+        for n in args.students:
             row = report(measure(args, w, n, out))
             rows.append(row)
             if row["failed"] or row["p95"] > BROKEN_P95:

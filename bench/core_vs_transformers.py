@@ -1,4 +1,5 @@
-"""Our forward (with every attention map) against transformers' eager forward, same weights.
+"""How fast is our forward (with every attention map) against transformers' eager forward, same
+weights, on the CPU? (On a GPU: bench/gpu.py.)
 
 Interleaved in one process: for each T, the two models alternate call by call, so both see the
 same machine load. Prints the median time of each and the median ratio ours/theirs.
@@ -9,17 +10,15 @@ same machine load. Prints the median time of each and the median ratio ours/thei
         and saved here: no download)
 """
 
-import argparse
 import statistics
 import sys
 import time
 from functools import partial
 from pathlib import Path
 
-import torch
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # mha_core and testkit
-import mha_core  # noqa: E402
+
+from bench import harness as h  # noqa: E402
 
 
 def timed(fn):
@@ -29,19 +28,23 @@ def timed(fn):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = h.parser(__doc__)
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--lengths", type=int, nargs="+", default=[16, 128, 512])
     ap.add_argument("--family", default=None, help="a name of testkit.families.specs()")
     args = ap.parse_args()
-    print(f"load average before: {open('/proc/loadavg').read().split()[:3]}")
+    import torch
+
+    import mha_core
+
+    print(h.machine())
 
     if args.family:
         bert, hf = family_models(args.family)
     else:
         from transformers import BertModel
 
-        bert = mha_core.load_bert()
+        bert = mha_core.load_model()
         hf = BertModel.from_pretrained(str(bert.path), attn_implementation="eager").eval()
     print(f"model: {getattr(bert, 'label', bert)}; torch {torch.__version__}, "
           f"{torch.get_num_threads()} threads")
@@ -70,7 +73,7 @@ def main():
                 ratios.append(a / b)
         print(f"{T:>5} {1e3 * statistics.median(t_ours):>9.2f} "
               f"{1e3 * statistics.median(t_theirs):>16.2f} {statistics.median(ratios):>18.3f}")
-    print(f"load average after: {open('/proc/loadavg').read().split()[:3]}")
+    print(f"after: {h.load()}")
 
 
 def family_models(name: str):

@@ -1,8 +1,8 @@
-"""Corpus search: indexing time for a corpus of 2,000 sentences and search time after indexing.
+"""How long does Corpus search take? Indexing a corpus of 2,000 sentences, and a search after it.
 
     .venv/bin/python bench/corpus_search.py [--sentences 2000] [--queries 300] [--threads 1]
 
-Goals (issue 15): indexing <= 30 s, search <= 100 ms, on the bundled model. Peers side by side
+Goals: indexing <= 30 s, search <= 100 ms, on the bundled model. Peers side by side
 in one run: padded batches of 2,048 and 8,192 tokens against one sentence at a time (indexing);
 numpy's argpartition against a full argsort (search). The corpus is made here, seeded, from
 templates (8 to ~60 tokens a line). The machine's load average is printed before and after:
@@ -11,8 +11,6 @@ beside the wall time: on a busy machine they say what the work costs, the wall t
 someone waited.
 """
 
-import argparse
-import os
 import sys
 import time
 from pathlib import Path
@@ -20,6 +18,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench import harness as h  # noqa: E402
 
 SUBJECTS = ["the man", "a woman", "the astronomer", "my neighbour", "the old dog", "a student",
             "the teacher", "our cat", "the children", "a farmer", "the pilot", "the banker"]
@@ -51,7 +51,7 @@ def pct(xs, q):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = h.parser(__doc__)
     ap.add_argument("--sentences", type=int, default=2000)
     ap.add_argument("--queries", type=int, default=300)
     ap.add_argument("--threads", type=int, default=1, help="torch threads (the app uses 1)")
@@ -66,8 +66,8 @@ def main():
     from mha_core.corpus_search import build_index, matches, search
 
     torch.set_num_threads(args.threads)
-    print(f"load average before: {os.getloadavg()}  (2 cores, shared)")
-    bert = mha_core.load_bert()
+    print(h.machine())
+    bert = mha_core.load_model()
     corpus = make_corpus(args.sentences)
     lengths = [len(bert.encode(s, max_length=128).tokens) for s in corpus]
     print(f"corpus: {len(corpus)} lines, tokens per line p50 {np.median(lengths):.0f}, "
@@ -114,7 +114,7 @@ def main():
         print(f"  {label:36s} wall p50 {pct(xs, 50):6.2f} ms  p90 {pct(xs, 90):6.2f} ms  "
               f"p99 {pct(xs, 99):6.2f} ms  max {max(xs) * 1000:6.2f} ms;  "
               f"CPU p50 {pct(cpu[label], 50):6.2f} ms")
-    print(f"\nload average after: {os.getloadavg()}")
+    print(f"\nafter: {h.load()}")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
-"""Cost calculator check: predicted FLOP ratios of the three designs against measured forward
-times in torch, for a few sizes.
+"""Does the cost calculator's FLOP count predict the time? Predicted FLOP ratios of the three
+attention designs against measured forward times in torch, for a few sizes.
 
     .venv/bin/python bench/cost_timing.py
 
@@ -14,12 +14,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from mha_core import toy  # noqa: E402
+from bench import harness  # noqa: E402
 
 SIZES = [(512, 8, 128, 1), (512, 8, 512, 1), (256, 8, 1024, 1), (768, 12, 128, 4)]
 
 
 def main():
+    harness.parser(__doc__).parse_args()
+    from mha_core import toy
+
+    print(harness.machine())
     print(f"{'d':>4} {'h':>3} {'T':>5} {'B':>2} {'design':>6} {'params':>10} {'GFLOP':>7} "
           f"{'maps MB':>8} {'ms':>8} {'FLOP ×':>7} {'time ×':>7}")
     for d, h, T, B in SIZES:

@@ -1,4 +1,4 @@
-"""Start-up: from `make run` to the first per-head heatmap drawn in a browser.
+"""How long does the app take to start? From `make run` to every head's map drawn in a browser.
 
 Runs the README's `make run` (after the install: .venv must exist) on a free port, with
 chromium already open on an empty tab, as a teacher's browser would be. Prints, per run, the
@@ -10,7 +10,6 @@ does on a second `make run`).
     .venv/bin/python bench/fast_start.py [--runs 3]
 """
 
-import argparse
 import os
 import signal
 import statistics
@@ -24,12 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from testkit.browser import (  # noqa: E402
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    wait_for_grid,  # noqa: E402
-)
-from testkit.server import free_port  # noqa: E402
+from bench import harness as h  # noqa: E402
 
 # Anything Streamlit draws first: the status widget, a spinner, or the sidebar itself
 FIRST_PAINT = '[data-testid="stSidebar"], [data-testid="stSpinner"], [data-testid="stStatusWidget"]'
@@ -46,6 +40,9 @@ def healthy(url: str) -> bool:
 
 
 def one_run(page, tokens, heads) -> dict:
+    from testkit.browser import wait_for_grid
+    from testkit.server import free_port
+
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     log = open(Path(tempfile.mkdtemp()) / "make_run.log", "w")
@@ -76,21 +73,17 @@ def one_run(page, tokens, heads) -> dict:
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = h.parser(__doc__)
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args()
     if not (ROOT / ".venv" / ".runtime").exists():
         sys.exit("run `make run` once first: this measures the start after the install")
-
-    from playwright.sync_api import sync_playwright
-
-    import mha_core
+    print(h.machine())
     from headscope.ui.presets import DEFAULT_TEXT
 
-    bert = mha_core.load_bert()  # the expected tokens only
-    tokens, heads = bert.encode(DEFAULT_TEXT).tokens, bert.config.num_attention_heads
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    bert, heads = h.bundled()  # the expected tokens only
+    tokens = bert.encode(DEFAULT_TEXT).tokens
+    with h.chromium() as browser:
         page = browser.new_page(viewport={"width": 1280, "height": 800})
         runs = []
         for i in range(args.runs):
@@ -99,7 +92,6 @@ def main():
             print(f"run {i + 1}: health {r['health']:.1f} s   first paint {r['paint']:.1f} s   "
                   f"model loaded {r['model']:.1f} s   first chart element {r['chart']:.1f} s   "
                   f"first heatmap {r['grid']:.1f} s", flush=True)
-        browser.close()
     grid = [r["grid"] for r in runs]
     print(f"\n`make run` -> every head's heatmap drawn: median {statistics.median(grid):.1f} s, "
           f"max {max(grid):.1f} s over {len(grid)} runs (goal <= 8 s)")

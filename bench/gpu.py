@@ -1,5 +1,5 @@
-"""The check for a machine with a CUDA GPU (under 5 minutes on one H100): parity, speed, the
-one-head fit and the API end to end, on the GPU.
+"""Does it hold on a GPU, and how fast is it there? The check for a machine with a CUDA GPU (under
+5 minutes on one H100): parity, speed, the one-head fit and the API end to end, on the GPU.
 
     .venv/bin/python bench/gpu.py                 # CUDA if there is one, else a short CPU run
     .venv/bin/python bench/gpu.py --device cpu    # the same on the CPU (shapes cut to fit)
@@ -13,12 +13,11 @@ one-head fit and the API end to end, on the GPU.
    d 768) and bert-large (24 x 16, d 1024) shapes, random weights.
 3. The one-head fit: ms per Adam step of a best-fit single head (D 384, 400 sentences x 32
    tokens) on the device and on the CPU.
-4. End to end: Bert.attend and Bert.run_with_cache of a 32-token text on the bundled model.
+4. End to end: Model.attend and Model.run_with_cache of a 32-token text on the bundled model.
 
 Prints one table per part; docs/performance.md keeps the figures with machine and date.
 """
 
-import argparse
 import statistics
 import sys
 import tempfile
@@ -26,16 +25,16 @@ import time
 from functools import partial
 from pathlib import Path
 
-import torch
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # mha_core and testkit
-import mha_core  # noqa: E402
-from mha_core.api import pick_device  # noqa: E402
+
+from bench import harness as h  # noqa: E402
 
 SHAPES = {"MiniLM": (6, 12, 384), "bert-base": (12, 12, 768), "bert-large": (24, 16, 1024)}
 
 
 def sync(device):
+    import torch
+
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
@@ -54,6 +53,8 @@ def keep_output(outs, module, inputs, output):
 
 def parity(device):
     """Largest |ours - transformers| per family on the device."""
+    import torch
+
     import testkit.families as fam
     from mha_core.loading import load_checkpoint
 
@@ -90,6 +91,7 @@ def parity(device):
 
 def speed(device, shapes, batches, lengths, reps):
     """ours / transformers at each shape, B and T."""
+    import torch
     from transformers import BertConfig, BertModel
 
     from mha_core.loading import load_checkpoint
@@ -130,6 +132,8 @@ def speed(device, shapes, batches, lengths, reps):
 
 def fit_step(device, sentences, steps) -> float:
     """ms per Adam step of a best-fit single head (D 384) on sentences x 32 tokens."""
+    import torch
+
     from mha_core.attention import MultiHeadSelfAttention
     from mha_core.one_head.fit import FitConfig, fit_layer
 
@@ -145,7 +149,9 @@ def fit_step(device, sentences, steps) -> float:
 
 
 def end_to_end(device, reps):
-    bert = mha_core.load_bert(device=device)
+    import mha_core
+
+    bert = mha_core.load_model(device=device)
     text = " ".join(["The teacher showed the class what every attention head looks at."] * 3)
     enc = bert.encode(text, max_length=32)
     for _ in range(3):
@@ -158,12 +164,16 @@ def end_to_end(device, reps):
 
 
 def main():
-    ap = argparse.ArgumentParser(prog="bench/gpu.py", description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = h.parser(__doc__, prog="bench/gpu.py")
     ap.add_argument("--device", default="auto")
     ap.add_argument("--reps", type=int, default=None)
     ap.add_argument("--all", action="store_true", help="every shape even on the CPU")
     args = ap.parse_args()
+    import torch
+
+    from mha_core.api import pick_device
+
+    print(h.machine())
     device = pick_device(args.device)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False

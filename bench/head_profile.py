@@ -1,24 +1,18 @@
-"""Check the bundled model against the published numbers in ANCHORS.md (Clark et al. 2019).
+"""Does the bundled model's attention look like the BERT that Clark et al. 2019 describe?
 
-    HF_HUB_OFFLINE=1 .venv/bin/python bench/head_profile.py [--model PATH]
+    .venv/bin/python bench/head_profile.py [--model PATH]
 
 Prints, over the presets: the share of attention on [CLS], [SEP] and punctuation per layer, the
 heads that put > 0.5 on the previous / next token, the entropy of [CLS]'s row in the last layer,
 and where "with" looks in the telescope sentence. Layers and heads are 1-indexed, as in the paper.
 """
 
-import argparse
 import sys
 from pathlib import Path
 
-import numpy as np
-
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import mha_core  # noqa: E402
-from mha_core import metrics as mt  # noqa: E402
-from mha_core import patterns as pt  # noqa: E402
-from mha_core import shown  # noqa: E402
+from bench import harness  # noqa: E402
 
 SENTENCES = [
     "I saw the man with a telescope.",
@@ -35,9 +29,17 @@ SENTENCES = [
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--model", default=None)
-    bert = mha_core.load_bert(ap.parse_args().model)
+    ap = harness.parser(__doc__)
+    ap.add_argument("--model", default=None, help="a checkpoint directory (default: bundled)")
+    args = ap.parse_args()
+    import numpy as np
+
+    import mha_core
+    from mha_core import metrics as mt
+    from mha_core import patterns as pt
+    from mha_core import shown
+
+    bert = mha_core.load_model(args.model)
     per = [mt.result_metrics(bert.attend(s)) for s in SENTENCES]
     m = mt.mean_metrics(per)
     L, H = m["cls"].shape

@@ -1,5 +1,6 @@
-"""Clark et al.'s head scoring on a treebank: ours (batched, mha_core.syntax) against a plain
-per-sentence loop over transformers' eager BertModel doing the same scoring on the same data.
+"""How fast is scoring every head against a treebank (Clark et al.'s protocol)? Ours (batched,
+mha_core.syntax) against a plain per-sentence loop over transformers' eager BertModel doing the
+same scoring on the same data.
 
 Each measurement is a fresh Python process that starts from nothing: importing the libraries,
 loading the model and reading the treebank are inside each timing, as for someone who runs the
@@ -25,6 +26,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench import harness as h  # noqa: E402
+
 UD_DIR = Path(os.environ.get("HEADSCOPE_UD_DIR") or ROOT.parent / "shared" / "ud")
 
 
@@ -34,7 +39,7 @@ def ours(model, treebank):
     from mha_core.syntax import score_treebank
     from mha_core.treebank import read_treebank
 
-    bert = mha_core.load_bert(model)
+    bert = mha_core.load_model(model)
     scores = score_treebank(bert, read_treebank(treebank, max_bytes=2**40))
     return {rel: scores.correct[r] for r, rel in enumerate(scores.relations)}, scores.used
 
@@ -107,7 +112,7 @@ def run(which, args):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = h.parser(__doc__)
     ap.add_argument("--treebank", default=str(UD_DIR / "en_ewt-ud-dev.conllu"))
     ap.add_argument("--model", default=None, help="a checkpoint directory (default: bundled)")
     ap.add_argument("--reps", type=int, default=3)
@@ -118,8 +123,8 @@ def main():
         return child(args.child, args.model, args.treebank, args.out)
     if not Path(args.treebank).exists():
         sys.exit(f"{args.treebank} not found: set HEADSCOPE_UD_DIR or pass --treebank")
-    print(f"treebank {args.treebank}; model {args.model or 'bundled'}; {os.cpu_count()} cores; "
-          f"load average {os.getloadavg()[0]:.1f} at the start")
+    print(h.machine())
+    print(f"treebank {args.treebank}; model {args.model or 'bundled'}")
     runs = {"ours": [], "loop": []}
     for rep in range(args.reps):
         order = ("ours", "loop") if rep % 2 == 0 else ("loop", "ours")

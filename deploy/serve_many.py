@@ -14,7 +14,7 @@
    sends its sessions to the others meanwhile); if nginx dies, everything stops.
 
 Ctrl+C or SIGTERM stops nginx, then the workers. The run directory keeps the logs and
-serve.json, which names every process (the tests and bench/class_load.py read it).
+serve.json, which names every process (the tests and bench/class_protocol.py read it).
 """
 
 import argparse

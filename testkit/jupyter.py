@@ -1,5 +1,5 @@
 """A real JupyterLab (from PyPI) on 127.0.0.1 with a token, in a temporary directory, for the
-notebook widget's end-to-end test and bench/notebook_views.py; notebooks written as files and
+notebook widget's end-to-end test and bench/views_vs_bertviz.py; notebooks written as files and
 run in chromium through JupyterLab's own commands (the page exposes the app)."""
 
 import json

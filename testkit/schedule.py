@@ -15,7 +15,6 @@ much slower or faster.
 COST = {  # tests/<path>: seconds
     "fuzz/test_fuzz_pages.py": 58,
     "browser/test_hostile_browser.py": 58,
-    "model/test_corpus_budget.py": 46,
     "browser/test_projector_fit.py": 40,
     "browser/test_proxy.py": 39,
     "fuzz/test_hostile_list.py": 32,
