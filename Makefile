@@ -18,7 +18,8 @@ $(PY):
 # Reinstall only when a requirements file changed. headscope itself is installed editable (its
 # files stay these), so that Streamlit finds the attention component's manifest
 # (headscope/pyproject.toml) and serves its files.
-EDITABLE := $(PY) -m pip install -q --no-deps --no-build-isolation -e .
+EDITABLE := $(PY) -m pip install -q "setuptools>=68" && \
+	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 $(VENV)/.runtime: requirements.txt pyproject.toml | $(PY)
 	$(PY) -m pip install -q -r requirements.txt
 	$(EDITABLE)

@@ -33,6 +33,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+HERE = Path(__file__).resolve().parent
 # The repository, when this file is its deploy/ (an installed wheel carries it as
 # headscope/deploy, with headscope importable already)
 CHECKOUT = Path(__file__).resolve().parent.parent
@@ -151,8 +152,10 @@ def die_with_us():
 def spawn(cmd, log_path: Path, env=None) -> subprocess.Popen:
     out = open(log_path, "a")  # a file, not a pipe: a full pipe would block the process
     # A session of its own: Ctrl+C reaches only this launcher, which stops the rest in order.
-    return subprocess.Popen(cmd, cwd=CHECKOUT, env=env, stdout=out, stderr=subprocess.STDOUT,
-                            start_new_session=True, preexec_fn=die_with_us)
+    # cwd: `-m headscope.worker` puts it first on sys.path; in a wheel, not the caller's folder
+    return subprocess.Popen(cmd, cwd=CHECKOUT or HERE, env=env, stdout=out,
+                            stderr=subprocess.STDOUT, start_new_session=True,
+                            preexec_fn=die_with_us)
 
 
 def stop(proc: subprocess.Popen | None, timeout: float = 10):

@@ -42,8 +42,8 @@ pages = [
 current = st.navigation(pages, position="top" if presenting() else "sidebar")
 link.claim_pending(current.url_path)  # the link's page values are for the page it opened
 page.keep_widgets()  # a page's settings survive a visit to another page
-# The Explorer runs as a fragment (headscope.ui.page.run_as_fragment): a layer, head or focus
-# change reruns the page alone, and the page draws the copy-link box, which follows its link
+# The Explorer runs its body as a fragment (headscope.ui.page.as_fragment): a layer, head or
+# focus change reruns the page alone, and the page draws the copy-link box, which follows its link
 alone = current.url_path == ""
 # The Training lab trains its own small models and About shows text: neither waits for the
 # BERT checkpoint
@@ -54,7 +54,4 @@ link.sync_link()
 for note in link_notes:
     st.warning(note, icon=style.ICON_LINK)
 start_card.start_card(current.url_path)
-if alone:
-    page.run_as_fragment(PAGES / "explorer.py")
-else:
-    current.run()
+current.run()

@@ -10,7 +10,6 @@ selectbox once wrote an int into the Head lab's multiselect of head names).
 
 import functools
 from dataclasses import dataclass
-from pathlib import Path
 
 import streamlit as st
 
@@ -77,26 +76,19 @@ def keep_widgets():
             ss[key] = ss[key]
 
 
-def run_as_fragment(script: Path):
-    """The frame's call for a page whose own widgets change only its own view (the Explorer):
-    run the page's script as a fragment, so that a change of one of its widgets reruns the page
-    alone, without the frame, the sidebar and the start card around it (about a third of a
-    layer move's run). A change in the sidebar still reruns everything. The copy-link box,
-    outside the page, is drawn by the page at its end (share.hold, share.release), so that it
-    follows the page's link. The script is run here rather than by st.Page.run, which may be
-    called once per run of the frame, and a fragment's rerun is a run of its own."""
-    _page_fragment(str(script))
-
-
-@functools.cache
-def _compiled(script: str):
-    return compile(Path(script).read_text(encoding="utf-8"), script, "exec")
-
-
-@st.fragment
-def _page_fragment(script: str):
-    share.hold()
-    try:
-        exec(_compiled(script), {"__name__": "__main__", "__file__": script})
-    finally:  # also when the page stops early (st.stop on bad input)
-        share.release()
+def as_fragment(body):
+    """A page whose own widgets change only its own view (the Explorer) runs its body through
+    this: a change of one of its widgets reruns the body alone (an st.fragment), without the
+    frame, the sidebar and the start card around it, which were a third of a layer move's run.
+    A change in the sidebar still reruns everything. The copy-link box, outside the page, is
+    drawn by the page at its end (share.hold, share.release), so that it follows the page's
+    link. The frame tells the sidebar to leave that box to the page (sidebar's box_by_page)."""
+    @st.fragment
+    @functools.wraps(body)
+    def fragment():
+        share.hold()
+        try:
+            body()
+        finally:  # also when the page stops early (st.stop on bad input)
+            share.release()
+    return fragment

@@ -32,7 +32,7 @@ def open_slot(where, page_path: str, by_page: bool = False):
 
 
 def hold():
-    """A page run as a fragment (headscope.ui.page.run_as_fragment): until release, the link's
+    """A page run as a fragment (headscope.ui.page.as_fragment): until release, the link's
     changes do not redraw the box."""
     st.session_state[_HELD] = True
 

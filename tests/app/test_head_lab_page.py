@@ -2,6 +2,7 @@
 from 0 to a positive number; the ranking and the curve cover every head."""
 
 import numpy as np
+import pytest
 
 from mha_core import ablation as ab
 from testkit.apptest import array, chart, open_app
@@ -83,6 +84,7 @@ def test_empty_text_gives_a_message(bundled):
     assert not at.exception and any("Type a sentence" in i.value for i in at.info)
 
 
+@pytest.mark.slow  # ranks a 300-token text: seconds of forward passes
 def test_long_text_is_ranked_on_request(bundled):
     """Over 64 tokens the ranking (2 L H + 2 forward passes) waits for its button; switching
     single heads off works at once."""

@@ -1,4 +1,4 @@
-"""The Explorer runs as a fragment (headscope.ui.page.run_as_fragment): a layer move reruns the page
+"""The Explorer runs as a fragment (headscope.ui.page.as_fragment): a layer move reruns the page
 alone. What lives outside the page must still follow it: the address bar's link and the copy-link
 box in the sidebar; the sidebar's own widgets still rerun everything."""
 

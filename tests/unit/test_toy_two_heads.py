@@ -13,6 +13,7 @@ from mha_core.toy import LabConfig, train
 pytestmark = pytest.mark.usefixtures("one_thread")
 
 
+@pytest.mark.slow  # trains two toy models: seconds
 def test_two_heads_beat_one_head_at_the_same_width():
     cfg = LabConfig(seed=0, steps=600)
     one = train(LabConfig(seed=0, steps=600, n_heads=1))

@@ -33,7 +33,7 @@ the bars' data-keys.
 import json
 
 import streamlit as st
-from streamlit.errors import StreamlitAPIException
+from streamlit.errors import StreamlitAPIException, StreamlitComponentRegistryError
 
 from ..presentation import presenting
 from ..style import PROJECTOR_SCALE
@@ -53,7 +53,8 @@ def _mounter():
         try:
             mount = st.components.v2.component(NAME, js="attention.*.js", css="attention.*.css")
             _MOUNT.append((True, mount))
-        except StreamlitAPIException:  # no asset folder known for NAME
+        except (StreamlitAPIException, StreamlitComponentRegistryError):
+            # no asset folder known for NAME, or its files not as the globs expect
             _MOUNT.append((False, st.components.v2.component(NAME, js=JS, css=CSS)))
     return _MOUNT[0]
 
