@@ -19,23 +19,21 @@ import tomllib
 import traceback
 from pathlib import Path
 
-from .files import CHECKOUT, DEPLOY, FRAME
+from .files import DEPLOY, FRAME
 
 SERVE_MANY = DEPLOY / "serve_many.py"
-# The app's Streamlit settings (no file watcher, cache bound, no GC after each run): the
-# checkout's .streamlit/config.toml; an installed wheel carries a copy (Streamlit reads
-# .streamlit/ only from the current directory, which is wherever the user is)
-CONFIG = (CHECKOUT / ".streamlit" / "config.toml", Path(__file__).with_name("streamlit.toml"))
+# The app's Streamlit settings (no file watcher, cache bound, no GC after each run), passed as
+# flags: Streamlit reads .streamlit/ only from the current directory, which is wherever the user
+# is. The package's copy of the checkout's .streamlit/config.toml (a test keeps them equal), so
+# a checkout and a wheel read the same file.
+CONFIG = Path(__file__).with_name("streamlit.toml")
 
 
 def config_flags() -> list[str]:
     """The app's Streamlit config as `--section.option value` flags (user flags come after and
     win)."""
-    path = next((p for p in CONFIG if p.is_file()), None)
-    if path is None:
-        return []
     flags = []
-    for section, options in tomllib.loads(path.read_text(encoding="utf-8")).items():
+    for section, options in tomllib.loads(CONFIG.read_text(encoding="utf-8")).items():
         for name, value in options.items():
             text = str(value).lower() if isinstance(value, bool) else str(value)
             flags.append(f"--{section}.{name}={text}")

@@ -130,6 +130,18 @@ def save_tiny_family(name: str, path: Path, seed: int = 0, tokenizer: bool = Tru
     return path
 
 
+def save_every_family(tmp_path_factory) -> dict:
+    """name -> (transformers model, its saved directory), for every family (a module fixture's
+    body)."""
+    out = {}
+    for name in specs():
+        d = tmp_path_factory.mktemp(name)
+        hf = build_tiny_family(name)
+        hf.save_pretrained(str(d), safe_serialization=True)
+        out[name] = (hf, d)
+    return out
+
+
 def padded_batch(cfg, T=20):
     """Two rows of T random ids for a config (ours), the second padded after 14 tokens; a pair
     (types 1 from token 10) where the family has segment embeddings: (ids, mask, types or

@@ -1,14 +1,14 @@
 """headscope: what every attention head of a real BERT looks at. Streamlit's main script
 (`headscope run`, `make run`).
 
-The frame: page config, navigation over the pages (headscope.files.PAGES), the sidebar every
+The frame: page config, navigation over the pages (headscope.files.page_file), the sidebar every
 page shares, and the link (query parameters) that restores a view. The pages declare their own
 widgets and link parameters (headscope.ui.page.Page); nothing here lists them.
 """
 
 import streamlit as st
 
-from headscope.files import PAGES
+from headscope.files import page_file
 from headscope.ui import budget, link, page, sidebar, start_card, style, threads
 from headscope.ui.presentation import presenting
 from headscope.ui.st_internals import batch_script_events
@@ -26,18 +26,18 @@ if presenting():
 
 pages = [
     # Material icons (bundled with Streamlit): emoji render as boxes without an emoji font
-    st.Page(PAGES / "explorer.py", title="Explorer", icon=":material/grid_view:", default=True),
-    st.Page(PAGES / "head_view.py", title="Head view", icon=":material/share:"),
-    st.Page(PAGES / "inside_mha.py", title="Inside MHA", icon=":material/calculate:"),
-    st.Page(PAGES / "training_lab.py", title="Training lab", icon=":material/model_training:"),
-    st.Page(PAGES / "all_heads.py", title="All heads", icon=":material/apps:"),
-    st.Page(PAGES / "head_lab.py", title="Head lab", icon=":material/tune:"),
-    st.Page(PAGES / "two_readings.py", title="Two readings", icon=":material/compare_arrows:"),
-    st.Page(PAGES / "corpus_search.py", title="Corpus search", icon=":material/manage_search:"),
-    st.Page(PAGES / "what_heads_learn.py", title="What heads learn",
+    st.Page(page_file("explorer"), title="Explorer", icon=":material/grid_view:", default=True),
+    st.Page(page_file("head_view"), title="Head view", icon=":material/share:"),
+    st.Page(page_file("inside_mha"), title="Inside MHA", icon=":material/calculate:"),
+    st.Page(page_file("training_lab"), title="Training lab", icon=":material/model_training:"),
+    st.Page(page_file("all_heads"), title="All heads", icon=":material/apps:"),
+    st.Page(page_file("head_lab"), title="Head lab", icon=":material/tune:"),
+    st.Page(page_file("two_readings"), title="Two readings", icon=":material/compare_arrows:"),
+    st.Page(page_file("corpus_search"), title="Corpus search", icon=":material/manage_search:"),
+    st.Page(page_file("what_heads_learn"), title="What heads learn",
             icon=":material/account_tree:"),
-    st.Page(PAGES / "glossary.py", title="Glossary", icon=":material/menu_book:"),
-    st.Page(PAGES / "about.py", title="About", icon=":material/info:"),
+    st.Page(page_file("glossary"), title="Glossary", icon=":material/menu_book:"),
+    st.Page(page_file("about"), title="About", icon=":material/info:"),
 ]
 current = st.navigation(pages, position="top" if presenting() else "sidebar")
 link.claim_pending(current.url_path)  # the link's page values are for the page it opened

@@ -12,7 +12,12 @@ from safetensors.torch import load_file, save_file
 from mha_core.config import ConfigError
 from mha_core.families import read_config
 from mha_core.loading import CheckpointError, load_checkpoint
-from testkit.families import build_tiny_family, hf_outputs, padded_batch, specs
+from testkit.families import (
+    hf_outputs,
+    padded_batch,
+    save_every_family,
+    specs,
+)
 
 FAMILIES = list(specs())
 
@@ -20,13 +25,7 @@ FAMILIES = list(specs())
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
     """name -> (transformers model, its saved directory)."""
-    out = {}
-    for name in FAMILIES:
-        d = tmp_path_factory.mktemp(name)
-        hf = build_tiny_family(name)
-        hf.save_pretrained(str(d), safe_serialization=True)
-        out[name] = (hf, d)
-    return out
+    return save_every_family(tmp_path_factory)
 
 
 @pytest.mark.parametrize("name", FAMILIES)

@@ -14,7 +14,7 @@ from transformers.models.modernbert.modeling_modernbert import apply_rotary_pos_
 
 from mha_core.hooks import NAMES, HookError, replace_attention
 from mha_core.loading import load_checkpoint
-from testkit.families import build_tiny_family, padded_batch, specs
+from testkit.families import padded_batch, save_every_family, specs
 
 FAMILIES = list(specs())
 TOL = dict(atol=1e-5, rtol=0)
@@ -30,13 +30,8 @@ def close(ours, theirs, what=""):
 
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
-    out = {}
-    for name in FAMILIES:
-        d = tmp_path_factory.mktemp(name)
-        hf = build_tiny_family(name)
-        hf.save_pretrained(str(d), safe_serialization=True)
-        out[name] = (hf, *load_checkpoint(d))
-    return out
+    return {name: (hf, *load_checkpoint(d))
+            for name, (hf, d) in save_every_family(tmp_path_factory).items()}
 
 
 def reference_points(hf, name):
