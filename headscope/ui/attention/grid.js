@@ -175,15 +175,16 @@ function drawGrid(g) {
 }
 
 // Token labels left of a map (queries) and under it (keys), thinned to fit the cells (never the
-// focus token's, drawn bold and red); tokens left without a label go to g.unlabelled
+// focus tokens', drawn bold and red); tokens left without a label go to g.unlabelled
 function drawLabels(g, ctx, m) {
   if (!m.left && !m.bottom) return;  // a thumbnail
-  const G = g.layout.G, cell = m.size / G, f = g.layout.font, focus = g.data.focus;
+  const G = g.layout.G, cell = m.size / G, f = g.layout.font, focus = g.focusSet;
   const step = Math.max(1, Math.ceil((f * 0.85) / cell));
   for (let t = 0; t < G; t++) {
-    if (t % step && t !== focus) { g.unlabelled.add(t); continue; }
-    ctx.font = (t === focus ? "bold " : "") + fontPx(f);
-    ctx.fillStyle = t === focus ? "#d62728" : g.data.special[t] ? "#767676" : "#31333f";
+    const isFocus = focus.has(t);
+    if (t % step && !isFocus) { g.unlabelled.add(t); continue; }
+    ctx.font = (isFocus ? "bold " : "") + fontPx(f);
+    ctx.fillStyle = isFocus ? "#d62728" : g.data.special[t] ? "#767676" : "#31333f";
     const mid = (t + 0.5) * cell;
     if (m.left) {
       ctx.textAlign = "right";

@@ -124,6 +124,7 @@ function renderGrid(g) {
   g.count = d.maps.shape[0];
   g.lut = colorLut(d.colorscale);
   g.labels = d.tokens.map((t) => shown(t, 14));
+  g.focusSet = new Set(d.focus_set ?? (d.focus === null || d.focus === undefined ? [] : [d.focus]));
   redrawGrid(g);
 }
 

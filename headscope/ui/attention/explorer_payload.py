@@ -1,0 +1,69 @@
+"""What the Explorer component is sent once per sentence: every layer's token-level maps, so that
+every view change (layer, head, focus tokens, whole words, hidden [CLS]/[SEP], by norm, the
+token window) is drawn in the browser without asking the server. numpy in, a plain dict out; no
+Streamlit. The browser derives the shown maps (explore.js, the mirror of mha_core.shown and
+mha_core.metrics; tests/unit/test_explore_js.py compares them).
+
+Shape letters: L layers, H heads, T tokens, F focus tokens (long texts only).
+
+Maps travel as 16-bit levels (weight = level / 65535, error <= 7.7e-6), not 8: the colours need
+8 bits, but hiding [CLS]/[SEP] divides a row by what is left of it (often a tenth), so an 8-bit
+error of 0.002 would reach the hover's third decimal; the downloads of the shown map (CSV,
+JSON) are written from these levels too. Bytes per sentence: docs/limits.md.
+"""
+
+import numpy as np
+
+from .payload import _common, pack
+
+# Up to this many tokens every layer travels at once and every view change is local; a longer
+# text gets one layer at a time (a layer or focus change asks the server, with the wait shown)
+LOCAL_TOKENS = 128
+
+
+def explorer_payload(att, single, labels, special, punct, words, word_punct, groups, maskable,
+                     norms=None, layer: int = 0, focus=None, view=None, notes=None,
+                     default_focus=(0, 0), names=("[CLS]", "[SEP]"), one_head=None,
+                     palette=(), special_colors=None, other_color="#dddddd",
+                     scale: float = 1.0) -> dict:
+    """att (L, H, T, T) weights; single (L, T, T) the summed head; norms (L, H, T, T) the raw
+    norms ||alpha f(x)|| (Kobayashi et al. 2020) or None (no By norm). labels, special, punct:
+    T tokens and flags; words: the word labels, groups: each word's token positions, word_punct:
+    each word's punctuation flag (whole words). maskable: per token, the position a click on it
+    masks (a word's first piece; None: cannot be masked).
+
+    A text longer than LOCAL_TOKENS sends layer `layer` only, plus the rows of the focus tokens
+    (focus: token positions) in every layer, so the focus grid and bars still show every layer.
+    view: the view the server imposes (a link, an example), with its `seq`; notes: per-layer
+    sentences (one_head: "Is one head enough?" per layer); default_focus: the first focus
+    (token level, word level); names: this model's [CLS] and [SEP]."""
+    att = np.asarray(att, dtype=np.float32)  # (L, H, T, T)
+    single = np.asarray(single, dtype=np.float32)  # (L, T, T)
+    L, H, T, _ = att.shape
+    partial = T > LOCAL_TOKENS
+    sent = [int(layer)] if partial else list(range(L))
+    maps = np.concatenate([att[sent], single[sent][:, None]], axis=1)  # (L', H + 1, T, T)
+    out = dict(view="explorer", layers=L, heads=H, sent=sent, maps=pack(maps, "u2"),
+               words=[str(w) for w in words], groups=[[int(t) for t in g] for g in groups],
+               punct=[bool(p) for p in punct], word_punct=[bool(p) for p in word_punct],
+               maskable=[None if m is None else int(m) for m in maskable],
+               default_focus=[int(f) for f in default_focus], names=[str(n) for n in names],
+               impose=None if view is None else dict(view), one_head=one_head,
+               notes=None if notes is None else [str(n) for n in notes], local=LOCAL_TOKENS,
+               palette=list(palette), special_colors=dict(special_colors or {}),
+               other_color=str(other_color), norms=norms is not None,
+               **_common(labels, special, scale))
+    if norms is not None:
+        norms = np.asarray(norms, dtype=np.float32)  # (L, H, T, T)
+        sums = norms.sum(axis=-1)  # (L, H, T): the raw row sums, so raw = share * sum
+        shares = norms / np.where(sums > 0, sums, 1.0)[..., None]  # (L, H, T, T), rows sum to 1
+        out["norm"] = pack(shares[sent], "u2")
+        out["norm_sum"] = pack(sums[sent], "f4")
+    if partial:
+        f = sorted({int(t) for t in (focus or [0]) if 0 <= int(t) < T}) or [0]
+        out["frows_at"] = f
+        out["frows"] = pack(att[:, :, f], "u2")  # (L, H, F, T)
+        if norms is not None:
+            out["frows_norm"] = pack(shares[:, :, f], "u2")  # (L, H, F, T)
+            out["frows_sum"] = pack(sums[:, :, f], "f4")  # (L, H, F)
+    return out
