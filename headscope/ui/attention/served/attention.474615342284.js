@@ -1392,20 +1392,24 @@ function setupExplorer(x) {
   const side = el("div", "hs-ex-side"), bigCol = el("div", "hs-ex-bigcol");
   x.parts = {};
   for (const [name, part, kind] of EX_PARTS) {
-    const host = el("div", "hs-part");
+    // classed as a keyed Streamlit element would be, so that tests find a part as they find
+    // one (testkit.browser.FIND): .st-key-ex_grid [data-drawn]
+    const wrap = el("div", `hs-part st-key-${part}`), host = el("div", "hs-part-host");
+    wrap.append(host);
     host.dataset.part = part;
     const root = el("div", "hs-root");
     host.append(root);
     const p = createState(host, root, kind);
+    p.wrap = wrap;
     p.component = { setTriggerValue: (k, v) => exPartEvent(x, name, k, v), setStateValue() {} };
     x.parts[name] = p;
   }
   x.caption = el("div", "hs-ex-caption");
-  side.append(x.parts.focus.host, x.caption);
+  side.append(x.parts.focus.wrap, x.caption);
   x.downloads = el("div", "hs-bar");
-  bigCol.append(x.parts.big.host, x.downloads);
-  top.append(x.parts.grid.host, side);
-  bottom.append(bigCol, x.parts.bars.host);
+  bigCol.append(x.parts.big.wrap, x.downloads);
+  top.append(x.parts.grid.wrap, side);
+  bottom.append(bigCol, x.parts.bars.wrap);
   x.root.append(x.controls, x.tokens, x.notes, x.status, top, bottom);
   setupExplorerControls(x);
 }
