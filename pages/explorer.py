@@ -64,9 +64,7 @@ def explorer():
     title = ("Explorer", "Every head of one layer for any sentence, beside the same weights read "
                          "as one head (the summed head) and the mean of the heads; where the focus "
                          "tokens look in every head of every layer.")
-    if presenting():
-        PAGE.heading(title[0], "every head of one layer")
-    else:
+    if not presenting():  # on a projector the maps need the first screen (the nav names the page)
         PAGE.heading(*title, compact=True)
     name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
     bert = guards.model_or_stop(name)

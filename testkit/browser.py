@@ -138,7 +138,7 @@ SETTLED = """([keys, kinds]) => {
   if (![...document.querySelectorAll('.js-plotly-plot')].every(laidOut)) return false;
   const boxes = [];
   for (let i = 0; i < keys.length; i++) {
-    const el = document.querySelector('.st-key-' + keys[i]);
+    const el = FIND('.st-key-' + keys[i]);
     if (!el) return false;
     const kind = kinds[i];
     if (kind === 'plotly') {
@@ -154,7 +154,7 @@ SETTLED = """([keys, kinds]) => {
   window.__settledSeen = window.__settledLast === now ? (window.__settledSeen || 0) + 1 : 0;
   window.__settledLast = now;
   return window.__settledSeen >= 2;
-}"""
+}""".replace("FIND", FIND)
 
 
 def wait_settled(page, elements: dict, timeout_ms: int = 90_000):

@@ -42,7 +42,17 @@ function setupExplorerControls(x) {
   c.copy.addEventListener("click", () => exCopyLink(x));
   c.linkBox = el("div", "hs-ex-linkbox");
   c.linkBox.hidden = true;
-  x.controls.append(layerBox, headBox, c.words.wrap, c.hide.wrap, c.norm.wrap, c.copy);
+  // the switches: in the row, or on a projector behind a "View" button (the row must stay one line)
+  c.view = el("button", "hs-btn hs-ex-viewbtn", "View \u25be");
+  c.view.setAttribute("aria-expanded", "false");
+  c.switches = el("span", "hs-ex-switches");
+  c.switches.append(c.words.wrap, c.hide.wrap, c.norm.wrap);
+  c.view.addEventListener("click", () => {
+    const open = c.view.getAttribute("aria-expanded") !== "true";
+    c.view.setAttribute("aria-expanded", String(open));
+    x.root.classList.toggle("view-open", open);
+  });
+  x.controls.append(layerBox, headBox, c.view, c.switches, c.copy);
   x.controls.setAttribute("role", "toolbar");
   x.controls.setAttribute("aria-label", "Explorer view");
   x.tokens.setAttribute("role", "group");

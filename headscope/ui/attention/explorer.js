@@ -41,6 +41,10 @@ function setupExplorer(x) {
   bottom.append(bigCol, x.parts.bars.wrap);
   x.root.append(x.controls, x.tokens, x.notes, x.status, top, bottom);
   setupExplorerControls(x);
+  // the maps' PNG and SVG at the end of the row of controls: the first screen is the maps'
+  const bar = x.parts.grid.root.querySelector(".hs-bar");
+  bar.classList.add("hs-ex-saves");
+  x.controls.append(bar);
 }
 
 // A click inside a part: a head enlarged, a layer and head opened, a token masked (the server)
@@ -118,12 +122,14 @@ function exDraw(x, fresh) {
     const focus = [...new Set(v.focus.flatMap((f) => sv.groups[f]))].sort((a, b) => a - b);
     const ask = JSON.stringify([v.layer, focus]);
     if (x.pending !== ask) { x.pending = ask; x.component.setTriggerValue("need", { layer: v.layer, focus }); }
+    exSyncControls(x);  // the controls show what was asked for; the status says the wait
     x.status.textContent = `Loading layer ${v.layer + 1} from the server (a text over ${d.local} tokens travels one layer at a time)\u2026`;
     x.host.dataset.waiting = "true";
-    exSyncControls(x);
+    x.root.classList.add("waiting");  // the status shown, not only announced
     return;
   }
   x.host.dataset.waiting = "";
+  x.root.classList.remove("waiting");
   if (v.headAuto && lm.focusHead === undefined) lm.focusHead = argmax(wordFocus(layerMaps(x.src, sv, v.layer, false), sv, d.heads));
   if (v.headAuto) v.head = lm.focusHead;
   const win = d.present ? EX_PRESENT_WINDOW : EX_WINDOW;
@@ -140,6 +146,7 @@ function exDraw(x, fresh) {
   x.host.dataset.layer = String(v.layer + 1);
   x.host.dataset.head = String(v.head + 1);
   x.host.dataset.focus = v.focus.join(",");
+  x.host.dataset.switches = `${v.words ? "words " : ""}${v.hide ? "hide " : ""}${v.norm ? "norm" : ""}`.trim();
   x.host.dataset.drawn = d.tokens.join(" ");
 }
 

@@ -90,7 +90,7 @@ function presentLayout(g, W) {
   const legendH = Math.round(font * 2.6);
   const room = labelRoom(g.main.getContext("2d"), g.labels, font, 170 * k);
   const cols = Math.min(Hn, 12), rows = Math.ceil(Hn / cols);
-  const thumb = Math.max(30, Math.min(Math.round(100 * k), Math.floor((W - (cols - 1) * gap) / cols)));
+  const thumb = Math.max(30, Math.min(Math.round(72 * k), Math.floor((W - (cols - 1) * gap) / cols)));
   const maps = tiles(Hn, cols, thumb, { room: 0, titleH, gap }).map((m) => ({ ...m, left: false, bottom: false, thumb: true }));
   const top = rows * (thumb + titleH + gap) + gap;
   const big = (d.selected === null || d.selected === undefined ? [] : [d.selected]);
@@ -161,7 +161,8 @@ function drawGrid(g) {
     ctx.textBaseline = "bottom";
     const room = m.thumb ? m.size + 10 : d.fit ? m.size + 8 * s : m.size + 60 * s;  // not over the next
     const title = m.thumb && d.short_titles ? d.short_titles[m.i] : d.titles[m.i];
-    const fitted = fitText(ctx, shown(title ?? "", 40), room, L.px.title, L.px.titleMin);
+    let fitted = fitText(ctx, shown(title ?? "", 40), room, L.px.title, L.px.titleMin);
+    if (m.thumb && fitted.endsWith("\u2026")) fitted = fitText(ctx, `H${m.i + 1}`, room, L.px.title, L.px.titleMin);
     g.drawnPx.title = Math.min(g.drawnPx.title, parseFloat(ctx.font));
     ctx.fillText(fitted, m.x + m.size / 2, m.y - 3 * s);
     if (m.i === d.selected) {

@@ -230,7 +230,7 @@ function presentLayout(g, W) {
   const legendH = Math.round(font * 2.6);
   const room = labelRoom(g.main.getContext("2d"), g.labels, font, 170 * k);
   const cols = Math.min(Hn, 12), rows = Math.ceil(Hn / cols);
-  const thumb = Math.max(30, Math.min(Math.round(100 * k), Math.floor((W - (cols - 1) * gap) / cols)));
+  const thumb = Math.max(30, Math.min(Math.round(72 * k), Math.floor((W - (cols - 1) * gap) / cols)));
   const maps = tiles(Hn, cols, thumb, { room: 0, titleH, gap }).map((m) => ({ ...m, left: false, bottom: false, thumb: true }));
   const top = rows * (thumb + titleH + gap) + gap;
   const big = (d.selected === null || d.selected === undefined ? [] : [d.selected]);
@@ -301,7 +301,8 @@ function drawGrid(g) {
     ctx.textBaseline = "bottom";
     const room = m.thumb ? m.size + 10 : d.fit ? m.size + 8 * s : m.size + 60 * s;  // not over the next
     const title = m.thumb && d.short_titles ? d.short_titles[m.i] : d.titles[m.i];
-    const fitted = fitText(ctx, shown(title ?? "", 40), room, L.px.title, L.px.titleMin);
+    let fitted = fitText(ctx, shown(title ?? "", 40), room, L.px.title, L.px.titleMin);
+    if (m.thumb && fitted.endsWith("\u2026")) fitted = fitText(ctx, `H${m.i + 1}`, room, L.px.title, L.px.titleMin);
     g.drawnPx.title = Math.min(g.drawnPx.title, parseFloat(ctx.font));
     ctx.fillText(fitted, m.x + m.size / 2, m.y - 3 * s);
     if (m.i === d.selected) {
@@ -506,6 +507,7 @@ function redrawGrid(g) {
   g.host.dataset.heads = String(g.data.heads);
   g.host.dataset.selected = g.data.selected === null ? "" : String(g.data.selected + 1);
   // where each map is on the canvas (CSS px), for tests that point at a cell
+  g.host.dataset.room = String(g.layout.room);  // the labels' room left of and under the maps
   g.host.dataset.layout = JSON.stringify(g.layout.maps.map(({ i, x, y, size, thumb }) => ({ i, x, y, size, thumb: !!thumb })));
   markPx(g.host, { labelPx: g.drawnPx.label, titlePx: g.drawnPx.title, numberPx: g.layout.px.number,
     unlabelled: g.unlabelled.size });
@@ -1412,6 +1414,10 @@ function setupExplorer(x) {
   bottom.append(bigCol, x.parts.bars.wrap);
   x.root.append(x.controls, x.tokens, x.notes, x.status, top, bottom);
   setupExplorerControls(x);
+  // the maps' PNG and SVG at the end of the row of controls: the first screen is the maps'
+  const bar = x.parts.grid.root.querySelector(".hs-bar");
+  bar.classList.add("hs-ex-saves");
+  x.controls.append(bar);
 }
 
 // A click inside a part: a head enlarged, a layer and head opened, a token masked (the server)
@@ -1489,12 +1495,14 @@ function exDraw(x, fresh) {
     const focus = [...new Set(v.focus.flatMap((f) => sv.groups[f]))].sort((a, b) => a - b);
     const ask = JSON.stringify([v.layer, focus]);
     if (x.pending !== ask) { x.pending = ask; x.component.setTriggerValue("need", { layer: v.layer, focus }); }
+    exSyncControls(x);  // the controls show what was asked for; the status says the wait
     x.status.textContent = `Loading layer ${v.layer + 1} from the server (a text over ${d.local} tokens travels one layer at a time)\u2026`;
     x.host.dataset.waiting = "true";
-    exSyncControls(x);
+    x.root.classList.add("waiting");  // the status shown, not only announced
     return;
   }
   x.host.dataset.waiting = "";
+  x.root.classList.remove("waiting");
   if (v.headAuto && lm.focusHead === undefined) lm.focusHead = argmax(wordFocus(layerMaps(x.src, sv, v.layer, false), sv, d.heads));
   if (v.headAuto) v.head = lm.focusHead;
   const win = d.present ? EX_PRESENT_WINDOW : EX_WINDOW;
@@ -1511,6 +1519,7 @@ function exDraw(x, fresh) {
   x.host.dataset.layer = String(v.layer + 1);
   x.host.dataset.head = String(v.head + 1);
   x.host.dataset.focus = v.focus.join(",");
+  x.host.dataset.switches = `${v.words ? "words " : ""}${v.hide ? "hide " : ""}${v.norm ? "norm" : ""}`.trim();
   x.host.dataset.drawn = d.tokens.join(" ");
 }
 
@@ -1634,7 +1643,17 @@ function setupExplorerControls(x) {
   c.copy.addEventListener("click", () => exCopyLink(x));
   c.linkBox = el("div", "hs-ex-linkbox");
   c.linkBox.hidden = true;
-  x.controls.append(layerBox, headBox, c.words.wrap, c.hide.wrap, c.norm.wrap, c.copy);
+  // the switches: in the row, or on a projector behind a "View" button (the row must stay one line)
+  c.view = el("button", "hs-btn hs-ex-viewbtn", "View \u25be");
+  c.view.setAttribute("aria-expanded", "false");
+  c.switches = el("span", "hs-ex-switches");
+  c.switches.append(c.words.wrap, c.hide.wrap, c.norm.wrap);
+  c.view.addEventListener("click", () => {
+    const open = c.view.getAttribute("aria-expanded") !== "true";
+    c.view.setAttribute("aria-expanded", String(open));
+    x.root.classList.toggle("view-open", open);
+  });
+  x.controls.append(layerBox, headBox, c.view, c.switches, c.copy);
   x.controls.setAttribute("role", "toolbar");
   x.controls.setAttribute("aria-label", "Explorer view");
   x.tokens.setAttribute("role", "group");
