@@ -111,6 +111,18 @@ def component(at, key: str):
     return components(at).get(key)
 
 
+def explorer_sent(at) -> dict | None:
+    """The Explorer's data (component ex_view) with its arrays unpacked as the browser decodes
+    them: maps (L', H + 1, T, T) with the summed head last, norm (L', H, T, T) and norm_sum
+    (L', H, T) when sent, frows (L, H, F, T) for a long text; None when the page has none."""
+    from headscope.ui.attention.payload import unpack
+
+    d = component(at, "ex_view")
+    if d is None:
+        return None
+    return {k: unpack(v) if isinstance(v, dict) and "b64" in v else v for k, v in d.items()}
+
+
 def click(at, key: str, event: str, value):
     """Rerun as the browser does after the attention component with this key called
     setTriggerValue(event, value) (a click): the component's trigger widget carries

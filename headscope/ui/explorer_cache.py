@@ -10,7 +10,7 @@ import streamlit as st
 from mha_core.metrics import is_punctuation
 
 from . import masked_words, models, one_head_results, presets, style
-from .attention.explorer_payload import LOCAL_TOKENS, explorer_payload
+from .attention.explorer_payload import explorer_payload
 from .words import special_names
 
 
@@ -22,15 +22,8 @@ def explorer_data(name: str, text: str, pair: str | None, layer: int, focus: tup
     word views, this layer's one-head sentences."""
     bert = models.get_bert(name)[0]
     res = models.attend(name, text, pair)
-    T = len(res.labels)
-    partial = T > LOCAL_TOKENS
-    norms = models.norm_maps(name, text, pair, res, layer if partial else None)  # (L', H, T, T)
-    if partial:  # one layer's norms, placed at its index (the others are never read)
-        import torch
-
-        full = torch.zeros(res.attentions.shape)
-        full[layer] = norms
-        norms = full
+    # every layer's norms, also for a long text: its focus rows travel for every layer
+    norms = models.norm_maps(name, text, pair, res)  # (L, H, T, T)
     words, groups = res.words()
     word_special = [all(res.special[t] for t in g) for g in groups]
     cfg = bert.config

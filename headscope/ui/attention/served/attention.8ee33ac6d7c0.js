@@ -1358,7 +1358,7 @@ function resolveFocus(raw, labels) {
   };
   const whole = one(s);
   if (whole !== null) return [whole];
-  const parts = s.split(",").map(one);
+  const parts = s.split(",").map((p) => (p.startsWith("#") ? one(p) : null));
   return parts.length > 1 && parts.every((p) => p !== null) ? [...new Set(parts)].sort((a, b) => a - b) : null;
 }
 
