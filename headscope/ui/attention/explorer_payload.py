@@ -6,15 +6,18 @@ mha_core.metrics; tests/unit/test_explore_js.py compares them).
 
 Shape letters: L layers, H heads, T tokens, F focus tokens (long texts only).
 
-Maps travel as 16-bit levels (weight = level / 65535, error <= 7.7e-6), not 8: the colours need
-8 bits, but hiding [CLS]/[SEP] divides a row by what is left of it (often a tenth), so an 8-bit
-error of 0.002 would reach the hover's third decimal; the downloads of the shown map (CSV,
-JSON) are written from these levels too. Bytes per sentence: docs/limits.md.
+Maps travel as 16-bit levels, not 8 (the colours need 8 bits, the hover's third decimal and the
+CSV/JSON of the shown map more), and each row's ordinary tokens relative to their own sum
+(`rows`): hiding [CLS]/[SEP] divides a row by what is left of it, which in a head that looks at
+[SEP] is often a thousandth, and levels of the whole row would leave that remainder a few
+levels. So a row is sent as its special tokens' weights (levels of 1), its ordinary tokens'
+weights divided by their sum (levels of that sum) and the sum (float32): every view, hidden or
+not, is within 1/65535 of the row it shows. Bytes per sentence: docs/limits.md.
 """
 
 import numpy as np
 
-from .payload import _common, pack
+from .payload import _common, pack, unpack
 
 # Up to this many tokens every layer travels at once and every view change is local; a longer
 # text gets one layer at a time (a layer or focus change asks the server, with the wait shown)
@@ -42,8 +45,9 @@ def explorer_payload(att, single, labels, special, punct, words, word_punct, gro
     L, H, T, _ = att.shape
     partial = T > LOCAL_TOKENS
     sent = [int(layer)] if partial else list(range(L))
+    ordinary = ~np.asarray(special, dtype=bool)  # (T,)
     maps = np.concatenate([att[sent], single[sent][:, None]], axis=1)  # (L', H + 1, T, T)
-    out = dict(view="explorer", layers=L, heads=H, sent=sent, maps=pack(maps, "u2"),
+    out = dict(view="explorer", layers=L, heads=H, sent=sent, **rows("maps", maps, ordinary),
                words=[str(w) for w in words], groups=[[int(t) for t in g] for g in groups],
                punct=[bool(p) for p in punct], word_punct=[bool(p) for p in word_punct],
                maskable=[None if m is None else int(m) for m in maskable],
@@ -57,13 +61,31 @@ def explorer_payload(att, single, labels, special, punct, words, word_punct, gro
         norms = np.asarray(norms, dtype=np.float32)  # (L, H, T, T)
         sums = norms.sum(axis=-1)  # (L, H, T): the raw row sums, so raw = share * sum
         shares = norms / np.where(sums > 0, sums, 1.0)[..., None]  # (L, H, T, T), rows sum to 1
-        out["norm"] = pack(shares[sent], "u2")
+        out.update(rows("norm", shares[sent], ordinary))
         out["norm_sum"] = pack(sums[sent], "f4")
     if partial:
         f = sorted({int(t) for t in (focus or [0]) if 0 <= int(t) < T}) or [0]
         out["frows_at"] = f
-        out["frows"] = pack(att[:, :, f], "u2")  # (L, H, F, T)
+        out.update(rows("frows", att[:, :, f], ordinary))  # (L, H, F, T)
         if norms is not None:
-            out["frows_norm"] = pack(shares[:, :, f], "u2")  # (L, H, F, T)
+            out.update(rows("frows_norm", shares[:, :, f], ordinary))  # (L, H, F, T)
             out["frows_sum"] = pack(sums[:, :, f], "f4")  # (L, H, F)
     return out
+
+
+def rows(name: str, a, ordinary) -> dict:
+    """Rows (..., T) as {name: levels, name_ns: the ordinary tokens' sums (...)}: the special
+    tokens' weights as they are, the ordinary ones divided by their row's sum (see above)."""
+    a = np.asarray(a, dtype=np.float32)
+    total = a[..., ordinary].sum(axis=-1)  # (...,)
+    scaled = a.copy()
+    scaled[..., ordinary] = a[..., ordinary] / np.where(total > 0, total, 1.0)[..., None]
+    return {name: pack(scaled, "u2"), f"{name}_ns": pack(total, "f4")}
+
+
+def unpack_rows(d: dict, name: str) -> np.ndarray:
+    """The inverse of rows, as the browser decodes it (explore.js exSource): (..., T) weights."""
+    a, total = unpack(d[name]), unpack(d[f"{name}_ns"])
+    ordinary = ~np.asarray(d["special"], dtype=bool)
+    a[..., ordinary] *= total[..., None]
+    return a

@@ -1137,15 +1137,23 @@ function renderBars(b) {
 // The decoded payload: maps (L', H + 1, T, T) with the summed head last, norm shares (L', H, T, T),
 // their row sums (L', H, T); long texts: the focus tokens' rows in every layer (frows*)
 function exSource(d) {
-  const T = d.tokens.length, H = d.heads;
-  const src = { T, H, L: d.layers, sent: d.sent, maps: decode(d.maps), cache: new Map() };
-  if (d.norm) { src.norm = decode(d.norm); src.normSum = decode(d.norm_sum); }
+  const T = d.tokens.length, H = d.heads, rows = (name) => decodeRows(d, name);
+  const src = { T, H, L: d.layers, sent: d.sent, maps: rows("maps"), cache: new Map() };
+  if (d.norm) { src.norm = rows("norm"); src.normSum = decode(d.norm_sum); }
   if (d.frows) {
     src.frowsAt = d.frows_at;
-    src.frows = decode(d.frows);
-    if (d.frows_norm) { src.frowsNorm = decode(d.frows_norm); src.frowsSum = decode(d.frows_sum); }
+    src.frows = rows("frows");
+    if (d.frows_norm) { src.frowsNorm = rows("frows_norm"); src.frowsSum = decode(d.frows_sum); }
   }
   return src;
+}
+
+// Rows sent as explorer_payload.rows: the ordinary tokens' levels times their row's sum (name_ns)
+function decodeRows(d, name) {
+  const a = decode(d[name]), total = decode(d[`${name}_ns`]), T = d.tokens.length;
+  const ordinary = [...Array(T).keys()].filter((t) => !d.special[t]);
+  for (let r = 0; r < total.length; r++) for (const t of ordinary) a[r * T + t] *= total[r];
+  return a;
 }
 
 // The shown labels for the switches: groups of token positions, their labels and flags, and for
