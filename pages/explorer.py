@@ -10,8 +10,17 @@ that masks a token, and, for a text over LOCAL_TOKENS tokens, a layer it has not
 import streamlit as st
 
 from headscope.files import page_file
-from headscope.ui import guards, link, masked_words, models, one_head_results, presets, \
-    replaced, sidebar, style
+from headscope.ui import (
+    guards,
+    link,
+    masked_words,
+    models,
+    one_head_results,
+    presets,
+    replaced,
+    sidebar,
+    style,
+)
 from headscope.ui.attention import attention
 from headscope.ui.attention.explorer_payload import LOCAL_TOKENS
 from headscope.ui.explorer_cache import explorer_data
@@ -103,8 +112,9 @@ def explorer():
 
     data = guards.computed_or_stop(explorer_data, name, text, pair, layer, focus)
     attention(dict(data, impose=view, initial_layer=default_layer(name), link=True),
-              key="ex_view", on={"mask": mask, "need": needs, "share": lambda _: None}, filename="attention",
-              tag=f"{T} tokens",
+              key="ex_view", tag=f"{T} tokens", filename="attention",
+              # "share": Copy link was pressed; the run itself redraws the sidebar's box
+              on={"mask": mask, "need": needs, "share": lambda _: None},
               meta=dict(model=name, text=text + (f" [SEP] {pair}" if pair else "")))
     st.caption(
         "Each map: rows are the tokens looking (queries), columns the tokens looked at (keys); "
