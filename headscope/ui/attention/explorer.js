@@ -154,6 +154,12 @@ function exDraw(x, fresh) {
 // already decoded), drawn by grid.js, focus.js and bars.js
 function exDrawParts(x, sv, lm) {
   const d = x.data, v = x.view, H = d.heads, G = sv.G, lo = v.lo, W = x.W, by = v.norm;
+  // the notes above the maps first, then every part's width read at once: one layout of the
+  // page, not one per part (a canvas resized makes the next read lay the page out again)
+  exCaptions(x, sv, lm);
+  const parts = Object.values(x.parts), live = parts.map((p) => p.width);
+  const widths = live.map((w) => w());
+  parts.forEach((p, i) => { p.width = () => widths[i]; });
   const labels = sv.labels.slice(lo, lo + W), special = sv.special.slice(lo, lo + W);
   const win = (maps, M) => sliceMaps(maps, M, G, lo, W);
   const nats = (m) => lm.entropy[m].toFixed(2);
@@ -189,7 +195,7 @@ function exDrawParts(x, sv, lm) {
     title: `Layer ${v.layer + 1}: where ${name} attends, per head`, value: by ? "share of \u2016\u03b1f\u2016" : "weight",
     tokens: sv.labels, special: sv.labels.map(() => false), scale: d.scale, present: d.present,
     filename: `focus_bars_L${v.layer + 1}`, tag: `bars ${v.layer + 1} ${v.focus.join(",")}${by ? " by norm" : ""}` }, sv.labels);
-  exCaptions(x, sv, lm);
+  parts.forEach((p, i) => { p.width = live[i]; });  // live again (a resize of the window)
 }
 
 // One part drawn with its payload; its host marked as main.js marks a component's
