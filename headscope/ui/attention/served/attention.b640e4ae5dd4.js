@@ -1445,8 +1445,9 @@ function renderExplorer(x) {
   const d = x.data, old = x.view, prevLabels = x.sv ? x.sv.labels : null;
   x.src = exSource(d);
   x.root.classList.toggle("present", !!d.present);
-  const imp = d.impose && d.impose.seq !== x.seq ? d.impose : null;
+  let imp = d.impose && d.impose.seq !== x.seq ? d.impose : null;
   if (imp) x.seq = imp.seq;
+  else if (!old && d.link) imp = exFromAddress(d);  // drawn afresh (a new session): the address bar's view
   const v = { layer: 0, head: 0, headAuto: true, focus: null, words: false, hide: false, norm: false, lo: 0 };
   if (old) Object.assign(v, old);
   if (imp) {
@@ -1464,6 +1465,16 @@ function renderExplorer(x) {
   x.view = v;
   x.pending = null;
   exDraw(x, true);
+}
+
+// The view in the address bar (the link parameters explorer.js writes), or null without one
+function exFromAddress(d) {
+  const q = new URLSearchParams(window.location.search), on = (k) => /^(1|true|yes|on)$/i.test(q.get(k) ?? "");
+  if (!q.has("layer")) return null;
+  const n = (k, hi) => { const v = parseInt(q.get(k), 10); return Number.isFinite(v) ? Math.min(Math.max(v, 1), hi) - 1 : null; };
+  const v = { layer: n("layer", d.layers), head: n("head", d.heads), words: on("words"), hide: on("nospecial"), norm: on("norms") };
+  if (q.has("focus")) v.focus = resolveFocus(q.get("focus"), shownView(d, v.words, v.hide).labels);
+  return v;
 }
 
 // link.kept_focus for each focus token: the same position while it holds the same token, else
