@@ -106,8 +106,11 @@ def explorer():
                                 if isinstance(t, int) and 0 <= t < T))
 
     def mask(value):
-        """A click on a query label of the maps: mask that token (below)."""
-        if isinstance(value, list) and len(value) == 2 and isinstance(value[0], int):
+        """A click on a query label of the maps: mask that token (below); only a position a
+        click can mask (masked_words.click_targets), whatever the browser sent."""
+        maskable = set(masked_words.click_targets(res, False, False)) - {None}
+        if isinstance(value, list) and len(value) == 2 and value[0] in maskable \
+                and isinstance(value[0], int) and not isinstance(value[0], bool):
             masked_words.mask_from_click("ex_mask", res.labels, value[0], str(value[1]))
 
     data = guards.computed_or_stop(explorer_data, name, text, pair, layer, focus)
