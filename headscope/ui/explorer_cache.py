@@ -22,8 +22,8 @@ def explorer_data(name: str, text: str, pair: str | None, layer: int, focus: tup
     word views, this layer's one-head sentences."""
     bert = models.get_bert(name)[0]
     res = models.attend(name, text, pair)
-    # every layer's norms, also for a long text: its focus rows travel for every layer
-    norms = models.norm_maps(name, text, pair, res)  # (L, H, T, T)
+    # every layer's value norms, also for a long text: its focus rows travel for every layer
+    norms = models.value_norms(name, text, pair, res)  # (L, H, T)
     words, groups = res.words()
     word_special = [all(res.special[t] for t in g) for g in groups]
     cfg = bert.config
@@ -31,7 +31,7 @@ def explorer_data(name: str, text: str, pair: str | None, layer: int, focus: tup
         res.attentions.numpy(), res.single_head.numpy(), res.labels, res.special,
         [not s and is_punctuation(t) for t, s in zip(res.labels, res.special)], words,
         [not s and is_punctuation(w) for w, s in zip(words, word_special)], groups,
-        masked_words.click_targets(res, False, False), norms=norms.numpy(), layer=layer,
+        masked_words.click_targets(res, False, False), value_norms=norms.numpy(), layer=layer,
         focus=focus, default_focus=(presets.default_focus(text, res.labels, res.special),
                                     presets.default_focus(text, words, word_special)),
         names=special_names(bert.tokenizer), notes=one_head_results.layer_sentences(name),

@@ -15,7 +15,7 @@ from testkit.models import hf_norm_maps, hf_reference
 from tests.conftest import require
 
 TELESCOPE = "I saw the man with a telescope."
-ATOL = 1e-4  # 16-bit levels, rows renormalised
+ATOL = 5e-4  # 16-bit levels times value norms, rows renormalised (docs/limits.md)
 
 
 @pytest.fixture(scope="module")
@@ -68,10 +68,11 @@ def test_by_norm_data_and_maps_match_transformers_projections(bundled, hf):
     raw = norms_by_hand(bundled, hf, TELESCOPE)  # (L, H, T, T)
     shown = rows_to_one(raw)
     L, H, T = raw.shape[:3]
-    # what travels: each row's shares and its raw sum, so that raw = share * sum
-    np.testing.assert_allclose(d["norm"], shown, atol=1e-5)
-    np.testing.assert_allclose(d["norm"] * d["norm_sum"][..., None], raw, rtol=1e-4,
-                               atol=1e-5 * raw.max())
+    # what travels: the weights and each head's value norms; the browser's norm maps (their
+    # product, testkit's norm_view) within a weight's 16-bit level times a key's value norm
+    np.testing.assert_allclose(d["norm"], shown, atol=5e-4)
+    np.testing.assert_allclose(d["norm"] * d["norm_sum"][..., None], raw, rtol=1e-3,
+                               atol=1e-4 * raw.max())
 
     got = run_js(component(at, "ex_view"), f"""
       const sv = shownView(d, false, false);

@@ -24,6 +24,9 @@ from tests.conftest import require
 
 TEXT, PAIR = "Headscope shows tokenization, surely.", "Astronomers photographed nebulae."
 ATOL = 1e-4
+# By norm the browser multiplies each weight's 16-bit level by its key's value norm and
+# renormalises: a key with a large norm carries its weight's error further (here <= 1.7e-4)
+NORM_ATOL = 5e-4
 VIEWS = list(itertools.product((False, True), repeat=3))  # words, hide, by norm
 
 
@@ -118,7 +121,8 @@ def test_layer_maps_and_entropies_are_mha_core_shown_and_metrics(case, words, hi
     for layer, lm in enumerate(js[key(words, hide, norm)]["layers"]):
         assert lm["G"] == G
         got = arr(lm["maps"]).reshape(M, G, G)
-        np.testing.assert_allclose(got[ok[layer]], want[layer][ok[layer]], atol=ATOL)
+        np.testing.assert_allclose(got[ok[layer]], want[layer][ok[layer]],
+                                   atol=NORM_ATOL if norm else ATOL)
         whole = ok[layer].all(-1)  # entropies of the maps with every row within reach
         np.testing.assert_allclose(np.array(lm["entropy"])[whole],
                                    entropy(torch.as_tensor(want[layer])).numpy()[whole],
@@ -231,7 +235,7 @@ def test_a_long_text_sends_one_layer_and_the_focus_rows_of_every_layer(bundled):
                                atol=ATOL)
     shares = result_norm_maps(bundled, res)[:, :, 9].numpy()  # (L, H, T)
     np.testing.assert_allclose(arr(got["norm"]).reshape(L, H, T),
-                               shares / shares.sum(-1, keepdims=True), atol=ATOL)
+                               shares / shares.sum(-1, keepdims=True), atol=NORM_ATOL)
     missing = arr(got["missing"]).reshape(L, H, T)  # not sent: the browser asks ("need")
     assert np.isnan(missing[[0, 1, 3, 4, 5]]).all()
     np.testing.assert_allclose(missing[2], A[2, :, 6], atol=ATOL)  # the sent layer has it

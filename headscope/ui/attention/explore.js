@@ -9,11 +9,10 @@
 function exSource(d) {
   const T = d.tokens.length, H = d.heads, rows = (name) => decodeRows(d, name);
   const src = { T, H, L: d.layers, sent: d.sent, maps: rows("maps"), cache: new Map() };
-  if (d.norm) { src.norm = rows("norm"); src.normSum = decode(d.norm_sum); }
+  if (d.vnorm) src.vnorm = decode(d.vnorm);  // (L, H, T): ||f(x_j)|| per head and key
   if (d.frows) {
     src.frowsAt = d.frows_at;
     src.frows = rows("frows");
-    if (d.frows_norm) { src.frowsNorm = rows("frows_norm"); src.frowsSum = decode(d.frows_sum); }
   }
   return src;
 }
@@ -47,21 +46,23 @@ function shownView(d, words, hide) {
 }
 
 // Where a token-level row lives: {arr, off, scale} for (layer, head, query), head H the summed
-// head; byNorm: the norm shares (raw: times the row's sum). null when not sent (a long text).
+// head; byNorm: the norm map's row, alpha_ij ||f(x_j)|| (mul: the value norms at moff), divided by
+// its sum unless raw (norms.norm_maps, row_normalised). null when not sent (a long text).
 function tokenRow(src, layer, head, q, byNorm, raw) {
   const { T, H } = src, li = src.sent.indexOf(layer);
-  if (li >= 0) {
-    if (byNorm && head < H) {
-      const r = (li * H + head) * T + q;
-      return { arr: src.norm, off: r * T, scale: raw ? src.normSum[r] : 1 };
-    }
-    return { arr: src.maps, off: ((li * (H + 1) + head) * T + q) * T, scale: 1 };
+  let r = null;
+  if (li >= 0) r = { arr: src.maps, off: ((li * (H + 1) + head) * T + q) * T, scale: 1 };
+  else {
+    const f = src.frowsAt ? src.frowsAt.indexOf(q) : -1;
+    if (f < 0 || head >= H) return null;
+    r = { arr: src.frows, off: ((layer * H + head) * src.frowsAt.length + f) * T, scale: 1 };
   }
-  const f = src.frowsAt ? src.frowsAt.indexOf(q) : -1, F = f >= 0 ? src.frowsAt.length : 0;
-  if (f < 0 || head >= H) return null;
-  const r = (layer * H + head) * F + f;
-  if (byNorm) return src.frowsNorm ? { arr: src.frowsNorm, off: r * T, scale: raw ? src.frowsSum[r] : 1 } : null;
-  return { arr: src.frows, off: r * T, scale: 1 };
+  if (!byNorm || head >= H) return r;
+  if (!src.vnorm) return null;
+  const moff = (layer * H + head) * T;
+  let tot = 0;
+  for (let k = 0; k < T; k++) tot += r.arr[r.off + k] * src.vnorm[moff + k];
+  return { ...r, mul: src.vnorm, moff, scale: raw ? 1 : tot > 0 ? 1 / tot : 0 };
 }
 
 // Shown row gi of (layer, head) into out[o..o+G): attention to a group summed over its pieces,
@@ -74,7 +75,8 @@ function shownRow(src, sv, layer, head, gi, byNorm, raw, out, o) {
     if (!r) return false;
     for (let j = 0; j < sv.G; j++) {
       let s = 0;
-      for (const k of sv.groups[j]) s += r.arr[r.off + k];
+      if (r.mul) for (const k of sv.groups[j]) s += r.arr[r.off + k] * r.mul[r.moff + k];
+      else for (const k of sv.groups[j]) s += r.arr[r.off + k];
       out[o + j] += (s * r.scale) / qs.length;
     }
   }

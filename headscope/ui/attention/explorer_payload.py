@@ -25,12 +25,14 @@ LOCAL_TOKENS = 128
 
 
 def explorer_payload(att, single, labels, special, punct, words, word_punct, groups, maskable,
-                     norms=None, layer: int = 0, focus=None, view=None, notes=None,
+                     value_norms=None, layer: int = 0, focus=None, view=None, notes=None,
                      default_focus=(0, 0), names=("[CLS]", "[SEP]"), one_head=None,
                      palette=(), special_colors=None, other_color="#dddddd",
                      scale: float = 1.0) -> dict:
-    """att (L, H, T, T) weights; single (L, T, T) the summed head; norms (L, H, T, T) the raw
-    norms ||alpha f(x)|| (Kobayashi et al. 2020) or None (no By norm). labels, special, punct:
+    """att (L, H, T, T) weights; single (L, T, T) the summed head; value_norms (L, H, T) each
+    head's ||f(x_j)|| (Kobayashi et al. 2020), or None (no By norm): the browser makes the norm
+    maps ||alpha_ij f(x_j)|| = alpha_ij ||f(x_j)|| (mha_core.norms.norm_maps) from the weights,
+    so they travel as L*H*T numbers, not L*H*T*T. labels, special, punct:
     T tokens and flags; words: the word labels, groups: each word's token positions, word_punct:
     each word's punctuation flag (whole words). maskable: per token, the position a click on it
     masks (a word's first piece; None: cannot be masked).
@@ -55,21 +57,14 @@ def explorer_payload(att, single, labels, special, punct, words, word_punct, gro
                impose=None if view is None else dict(view), one_head=one_head,
                notes=None if notes is None else [str(n) for n in notes], local=LOCAL_TOKENS,
                palette=list(palette), special_colors=dict(special_colors or {}),
-               other_color=str(other_color), norms=norms is not None,
+               other_color=str(other_color), norms=value_norms is not None,
                **_common(labels, special, scale))
-    if norms is not None:
-        norms = np.asarray(norms, dtype=np.float32)  # (L, H, T, T)
-        sums = norms.sum(axis=-1)  # (L, H, T): the raw row sums, so raw = share * sum
-        shares = norms / np.where(sums > 0, sums, 1.0)[..., None]  # (L, H, T, T), rows sum to 1
-        out.update(rows("norm", shares[sent], ordinary))
-        out["norm_sum"] = pack(sums[sent], "f4")
+    if value_norms is not None:
+        out["vnorm"] = pack(np.asarray(value_norms, dtype=np.float32), "f4")  # (L, H, T)
     if partial:
         f = sorted({int(t) for t in (focus or [0]) if 0 <= int(t) < T}) or [0]
         out["frows_at"] = f
         out.update(rows("frows", att[:, :, f], ordinary))  # (L, H, F, T)
-        if norms is not None:
-            out.update(rows("frows_norm", shares[:, :, f], ordinary))  # (L, H, F, T)
-            out["frows_sum"] = pack(sums[:, :, f], "f4")  # (L, H, F)
     return out
 
 
@@ -81,6 +76,16 @@ def rows(name: str, a, ordinary) -> dict:
     scaled = a.copy()
     scaled[..., ordinary] = a[..., ordinary] / np.where(total > 0, total, 1.0)[..., None]
     return {name: pack(scaled, "u2"), f"{name}_ns": pack(total, "f4")}
+
+
+def norm_view(d: dict, maps) -> tuple:
+    """(shares, sums) of the norm maps the browser makes from weights maps (L', H(+1), T, T) of
+    the sent layers and the value norms: shares (L', H, T, T) rows summing to 1, sums (L', H, T)
+    the raw rows' sums (mha_core.norms.norm_maps and row_normalised)."""
+    H = d["heads"]
+    raw = maps[:, :H] * unpack(d["vnorm"])[d["sent"]][:, :, None, :]  # (L', H, T, T)
+    sums = raw.sum(axis=-1)
+    return raw / np.where(sums > 0, sums, 1.0)[..., None], sums
 
 
 def unpack_rows(d: dict, name: str) -> np.ndarray:
