@@ -15,6 +15,8 @@ sentences (7-14 words, drawn from a seeded word list), and follows one script:
   open      the teacher's shared link (?text=<the teacher's sentence>): the Explorer
   enter     types its own sentence (a new one each round)               } --rounds times
   layer     moves the layer slider to another layer, 3 times             }
+            (drawn in the browser from the maps Enter sent: no message, only the
+            student's thinking time; counted as local actions)
   head view opens the Head view page
   head lab  opens the Head lab page
   head off  switches one head off there
@@ -70,11 +72,12 @@ LAYERS, HEADS = 6, 12  # the bundled model's
 
 async def student(url: str, i: int, args, start_at: float) -> dict:
     """One student's script; returns {"actions": [(kind, Run)], "error": str}."""
-    from testkit.protocol import Session, multiselect_value, slider_value, text_value
+    from testkit.protocol import Session, multiselect_value, text_value
 
     rng = random.Random(1000 + i)
-    out = dict(actions=[], error="", upstream="")
+    out = dict(actions=[], error="", upstream="", local=0, seconds=0.0)
     await asyncio.sleep(max(0.0, start_at - time.perf_counter()))
+    began = time.perf_counter()
     s = Session(url, cookie=f"student-{i:04d}-{rng.getrandbits(32):08x}", fragments=True)
 
     async def act(kind, **kw):
@@ -89,13 +92,11 @@ async def student(url: str, i: int, args, start_at: float) -> dict:
         await s.connect()
         out["upstream"] = s.upstream
         await act("open", query=urlencode({"text": TEACHER}))
-        layer = None
         for _ in range(args.rounds):
-            run = await act("enter", widgets={"text": text_value(h.random_sentence(rng))})
-            layer = int(run.components["ex_grid"]["tag"].split()[-1])
-            for _ in range(3):
-                layer = rng.choice([x for x in range(1, LAYERS + 1) if x != layer])
-                await act("layer", widgets={"ex_layer": slider_value(layer)})
+            await act("enter", widgets={"text": text_value(h.random_sentence(rng))})
+            for _ in range(3):  # a layer move: the browser draws it, the server hears nothing
+                out["local"] += 1
+                await asyncio.sleep(rng.uniform(0.5, 1.5) * args.think)
         if args.script == "explorer":
             return out
         await act("head view", page="head_view")
@@ -105,6 +106,7 @@ async def student(url: str, i: int, args, start_at: float) -> dict:
     except Exception as e:  # noqa: BLE001 - any failure is a failed session, reported
         out["error"] = f"{type(e).__name__}: {e}"[:200]
     finally:
+        out["seconds"] = time.perf_counter() - began  # this student's time in class
         try:
             await s.close()
         except Exception:  # noqa: BLE001
@@ -128,7 +130,7 @@ async def warm_up(url: str):
 # is tagged with this layer ("layer N", numbered from 1)
 GRID_LAYER_SHOWS = """([tokens, heads, layer]) => {
   if (!(MAPS_DRAWN)([tokens, heads])) return false;
-  return document.querySelector(GRID).dataset.tag === `layer ${layer + 1}`;
+  return FIND(GRID).dataset.tag === `layer ${layer + 1}`;
 }"""
 STEP_MS, OPEN_MS = 60_000, 300_000  # a step that takes longer fails the student; opening
 
@@ -137,10 +139,10 @@ async def browser_student(browser, link: str, bert, text: str, heads: int, opene
     """One chromium student: opens the shared link (a page that draws TEACHER), sets `opened`
     once drawn (or failed), waits for `act`, types `text`, then moves the layer 3 times, each
     step timed from its key press until the maps show it."""
-    from testkit.browser import HOST, MAPS_DRAWN
+    from testkit.browser import FIND, HOST, MAPS_DRAWN
 
     layer_shows = GRID_LAYER_SHOWS.replace("MAPS_DRAWN", MAPS_DRAWN.strip()).replace(
-        "GRID", repr(HOST.format(key="ex_grid")))
+        "GRID", repr(HOST.format(key="ex_grid"))).replace("FIND(", FIND + "(")
     out = dict(text=text, steps=[], server=[], error=None)
     context = await browser.new_context(viewport={"width": 1280, "height": 800})
     context.set_default_timeout(STEP_MS)
@@ -166,7 +168,7 @@ async def browser_student(browser, link: str, bert, text: str, heads: int, opene
         await drawn(TEACHER, OPEN_MS)
         opened.set()
         await act.wait()
-        slider = page.locator('.st-key-ex_layer input[type="range"]').first
+        slider = page.locator(".st-key-ex_view").get_by_role("slider", name="Layer")
         layer = int(await slider.input_value()) - 1  # the slider shows 1..L
         box = page.locator('[data-testid="stSidebar"] textarea').first
         await box.click()
@@ -295,6 +297,11 @@ def report(m: dict) -> dict:
     for r in failed[:5]:
         print(f"FAILED: {r['error']}")
     grown = [b - a for a, b in zip(m["rss0"], m["rss1"])]
+    local = sum(r["local"] for r in res)
+    minutes = sum(r["seconds"] for r in res) / 60  # the students' time in class
+    print(f"{local} layer moves drawn in the browser (no message); server CPU per "
+          f"student-minute {m['cpu'] / max(minutes, 1e-9):.3f} s (workers; {minutes:.1f} "
+          "student-minutes)")
     print(f"failed sessions {len(failed)} of {m['n']}; CPU per action: workers "
           f"{m['cpu'] / max(actions, 1) * 1000:.0f} ms, nginx "
           f"{m['nginx_cpu'] / max(actions, 1) * 1000:.1f} ms ({actions} actions; the probe "
@@ -322,6 +329,7 @@ def report(m: dict) -> dict:
                 layer=(ms(layer, .5), ms(layer, .95)),
                 p95=h.percentile(enter, .95) if enter else float("inf"),
                 cpu=m["cpu"] / max(actions, 1) * 1000,
+                per_minute=m["cpu"] / max(minutes, 1e-9),
                 kb=sum(r.bytes for r in by["enter"]) / max(len(by["enter"]), 1) / 1000,
                 rss=", ".join(f"{a:.0f}" for a in m["rss1"]),
                 per=sum(grown) / max(m["n"], 1), load=m["load"][1][0])

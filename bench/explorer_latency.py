@@ -5,6 +5,7 @@ the server's part alone, and hover -> highlight drawn.
     .venv/bin/python bench/explorer_latency.py split [--n 15] [--link]
     .venv/bin/python bench/explorer_latency.py server [--n 20] [--query text=Hi.]
     .venv/bin/python bench/explorer_latency.py hover [--moves 150] [--sizes 10,128,512]
+    .venv/bin/python bench/explorer_latency.py views [--changes 200] [--sizes 12,32,128]
 
 enter   The app on a free port (`headscope run`) and Debian's chromium; types --n held-out
         sentences one after another and, for each, times Ctrl+Enter until (a) the attention
@@ -23,10 +24,16 @@ split   The same Enter, split into its parts by a script injected before the pag
         frames, kB, React commits and server runs per Enter. --link opens a student's shared
         link (?text=...: the start card closed) instead of the bare Explorer.
 server  No browser: one session speaking Streamlit's websocket protocol (testkit.protocol, as
-        a browser sends: fragment reruns) against bench/timed_server.py. Opens the Explorer
-        (--query: '' the bare root, 'text=Hi.' a shared link), then --n times: a new sentence,
-        then a layer move. Per kind: send -> script finished and the script run on the
+        a browser sends) against bench/timed_server.py. Opens the Explorer (--query: '' the
+        bare root, 'text=Hi.' a shared link), then --n new sentences (a view change sends
+        nothing: see views). Per kind: send -> script finished and the script run on the
         server's clock, p50/p95, and the kB and messages sent.
+views   View changes in chromium, drawn in the page (explorer.js): --changes of them in a
+        seeded random order (layer, head, a focus token, a second focus token added, Whole
+        words, Hide [CLS]/[SEP], By norm, the token window where there is one), each from the
+        control's input event until the next animation frame after it (the page's clock).
+        p50/p95/max per text length (--sizes, tokens), and the messages the page sent on its
+        websocket meanwhile (counted on the socket: the goal is 0).
 hover   Hover -> highlight drawn, measured in the page (performance.now()): the Explorer's
         grid (the hovered row and column in every map) and the Head view (only the hovered
         token's lines), at --sizes tokens. The component records its handler's own work
@@ -44,7 +51,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import harness as h  # noqa: E402
 
-WHAT = ("enter", "split", "server", "hover")
+WHAT = ("enter", "split", "server", "hover", "views")
 
 
 def enter(args):
@@ -206,19 +213,16 @@ def server(args):
     import asyncio
     import random
 
-    from testkit.protocol import Session, slider_value, text_value
+    from testkit.protocol import Session, text_value
 
     async def drive(url):
         rng = random.Random(7)
         s = Session(url, cookie="bench", fragments=True)
         await s.connect()
         out = [("open", await s.rerun(query=args.query, timeout=300))]
-        layer = int(out[0][1].components["ex_grid"]["tag"].split()[-1])
         for _ in range(args.n):
             out.append(("new sentence", await s.rerun({"text": text_value(
                 h.random_sentence(rng))})))
-            layer = layer % 6 + 1
-            out.append(("view change", await s.rerun({"ex_layer": slider_value(layer)})))
         await s.close()
         return out
 
@@ -226,7 +230,7 @@ def server(args):
         runs = asyncio.run(drive(url))
         server_runs = h.run_times(folder / "runs.txt")
     print(f"one protocol session, {args.n} rounds, opened with {args.query!r}; {h.load()}")
-    for kind in ("new sentence", "view change"):
+    for kind in ("new sentence",):
         mine = [(i, r) for i, (k, r) in enumerate(runs) if k == kind]
         seen = [r.seconds * 1000 for _, r in mine]
         srv = [server_runs[i] * 1000 for i, _ in mine if i < len(server_runs)]
@@ -243,7 +247,7 @@ def hover(args):
     import random
     from urllib.parse import quote
 
-    from testkit.browser import HOST, wait_for_component, windowed
+    from testkit.browser import FIND, HOST, wait_for_component, windowed
 
     def series(page, key, points, moves):
         """Move over `points` [(x, y)], each time until the component took the hover: (handler
@@ -252,12 +256,12 @@ def hover(args):
         work, total = [], []
         for i in range(moves):
             page.mouse.move(*points[i % len(points)])
-            page.wait_for_function("(s) => !!document.querySelector(s).dataset.hover", arg=sel,
+            page.wait_for_function(f"(s) => !!{FIND}(s).dataset.hover", arg=sel,
                                    polling="raf", timeout=10_000)
             work.append(float(page.locator(sel).get_attribute("data-hover-work-ms")))
             total.append(float(page.locator(sel).get_attribute("data-hover-ms")))
             page.mouse.move(2, 2)  # off the canvas (the hover empties), so the next is new
-            page.wait_for_function("(s) => !document.querySelector(s).dataset.hover", arg=sel,
+            page.wait_for_function(f"(s) => !{FIND}(s).dataset.hover", arg=sel,
                                    polling="raf", timeout=10_000)
         return work, total
 
@@ -301,6 +305,72 @@ def hover(args):
     print(h.load())
 
 
+# One view change in the page, timed from the control's input event to the next animation frame
+# (explorer.js draws synchronously in the handler): [kind, ms]. The controls are the component's
+# own, found in its shadow root.
+CHANGE = """async ([kind, pick]) => {
+  const x = document.querySelector('.st-key-ex_view [data-view=explorer]').shadowRoot;
+  const q = (s) => x.querySelector(s), t0 = performance.now();
+  const set = (input, value, type) => { input.value = String(value);
+    input.dispatchEvent(new Event(type, {bubbles: true})); };
+  const tokens = [...x.querySelectorAll('button.hs-tok')];
+  if (kind === 'layer') { const r = q('.hs-ex-controls input[type=range]');
+    set(r, 1 + (pick % +r.max), 'input'); }
+  else if (kind === 'head') { const sel = q('.hs-ex-controls select');
+    set(sel, pick % sel.options.length, 'change'); }
+  else if (kind === 'focus') tokens[pick % tokens.length].click();
+  else if (kind === 'add') tokens[pick % tokens.length].dispatchEvent(
+    new MouseEvent('click', {bubbles: true, shiftKey: true}));
+  else if (kind === 'window') { const r = [...x.querySelectorAll('input[type=range]')][1];
+    if (!r || !r.isConnected) return [kind, null, null]; set(r, pick % (+r.max + 1), 'input'); }
+  else { const box = [...x.querySelectorAll('input[role=switch]')][
+    {words: 0, hide: 1, norm: 2}[kind]]; box.click(); }
+  const drawn = performance.now() - t0;  // the handler's own work: derive and draw
+  await new Promise((done) => requestAnimationFrame(() => done()));
+  return [kind, performance.now() - t0, drawn];
+}"""
+KINDS = ("layer", "head", "focus", "add", "words", "hide", "norm", "window")
+
+
+def views(args):
+    """View changes drawn in the page, and the websocket messages sent meanwhile."""
+    import random
+    from urllib.parse import quote
+
+    from testkit.browser import wait_for_explorer
+
+    bert, heads = h.bundled()
+    rng = random.Random(0)
+    with h.app("explorer-views") as (url, _, _), h.chromium() as browser:
+        page = browser.new_page(viewport={"width": 1280, "height": 800})
+        sent = []
+        page.on("websocket", lambda ws: ws.on("framesent", lambda f: sent.append(f)))
+        for T in args.sizes:
+            text = h.text_of(bert, T, 7)
+            tokens = bert.encode(text).tokens
+            page.goto(url + "/?text=" + quote(text))
+            wait_for_explorer(page, tokens, heads, timeout_ms=120_000)
+            page.wait_for_function("() => document.querySelector('[data-testid=\"stApp\"]')"
+                                   "?.dataset.testScriptState === 'notRunning'")
+            before, times, work = len(sent), {}, []
+            for _ in range(args.changes):
+                kind, ms, drawn = page.evaluate(CHANGE, [rng.choice(KINDS),
+                                                         rng.randrange(10_000)])
+                if ms is not None:
+                    times.setdefault(kind, []).append(ms)
+                    work.append(drawn)
+            every = [x for xs in times.values() for x in xs]
+            print(f"T={len(tokens)}: {len(every)} view changes, input -> next frame "
+                  f"p50 {h.percentile(every, .5):.1f} ms, p95 {h.percentile(every, .95):.1f} ms, "
+                  f"max {max(every):.1f} ms; of it the handler (derive + draw) p50 "
+                  f"{h.percentile(work, .5):.1f}, p95 {h.percentile(work, .95):.1f} ms; "
+                  f"messages sent to the server: {len(sent) - before}")
+            for kind, xs in times.items():
+                print(f"  {kind:7s} n={len(xs):3d} p50 {h.percentile(xs, .5):6.1f} "
+                      f"p95 {h.percentile(xs, .95):6.1f} ms")
+    print(h.load())
+
+
 def main():
     ap = h.parser(__doc__)
     ap.add_argument("what", nargs="?", choices=WHAT, default="enter")
@@ -310,12 +380,15 @@ def main():
     ap.add_argument("--link", action="store_true", help="split: open a student's shared link")
     ap.add_argument("--query", default="", help="server: the first run's query string")
     ap.add_argument("--moves", type=int, default=150, help="hover: mouse moves per view")
-    ap.add_argument("--sizes", nargs="+", action=h.Ints, default=[10, 128, 512],
-                    help="hover: text lengths in tokens (default 10,128,512)")
+    ap.add_argument("--sizes", nargs="+", action=h.Ints, default=None,
+                    help="hover: text lengths in tokens (default 10,128,512); views: 12,32,128")
+    ap.add_argument("--changes", type=int, default=200, help="views: view changes per text")
     args = ap.parse_args()
     args.n = args.n or {"split": 15}.get(args.what, 20)
+    args.sizes = args.sizes or ([12, 32, 128] if args.what == "views" else [10, 128, 512])
     print(h.machine())
-    {"enter": enter, "split": split, "server": server, "hover": hover}[args.what](args)
+    {"enter": enter, "split": split, "server": server, "hover": hover,
+     "views": views}[args.what](args)
 
 
 if __name__ == "__main__":

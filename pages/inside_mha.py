@@ -139,12 +139,15 @@ with real_tab:
         cfg = bert.config
         L, H, D = cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size
         T = len(res.labels)
+        shared_view.listen("im_seen", forget=("im_real_layer", "im_real_head", "im_real_query"))
         ss, seen = st.session_state, shared_view.recall()  # open on the Explorer's view
         if seen is not None and "im_real_layer" not in ss:
-            ss.im_real_layer, ss.im_real_head = min(seen[0], L - 1), min(seen[1], H - 1)
+            ss.im_real_layer, ss.im_real_head = min(seen[0], L - 1), min(seen[1] or 0, H - 1)
             token, position = seen[2], seen[3]
-            if position is not None and position < T and res.labels[position] == token:
+            if position is not None and position < T:
                 ss.im_real_query = position
+            elif token is not None and link.resolve_focus(token, res.labels) is not None:
+                ss.im_real_query = link.resolve_focus(token, res.labels)
         for param, key, hi in (("layer", "im_real_layer", L), ("head", "im_real_head", H)):
             if param in pending:  # the link's view, numbered from 1 (clamped with a message)
                 value, note = link.clamp_int(pending.pop(param), 1, hi, param)

@@ -111,6 +111,25 @@ def component(at, key: str):
     return components(at).get(key)
 
 
+def explorer_sent(at) -> dict | None:
+    """The Explorer's data (component ex_view) with its arrays unpacked as the browser decodes
+    them: maps (L', H + 1, T, T) with the summed head last, norm (L', H, T, T) and norm_sum
+    (L', H, T) when sent, frows (L, H, F, T) for a long text; None when the page has none."""
+    from headscope.ui.attention.explorer_payload import norm_view, unpack_rows
+    from headscope.ui.attention.payload import unpack
+
+    d = component(at, "ex_view")
+    if d is None:
+        return None
+    out = {k: unpack(v) if isinstance(v, dict) and "b64" in v else v for k, v in d.items()}
+    for name in ("maps", "frows"):
+        if name in d:
+            out[name] = unpack_rows(d, name)
+    if "vnorm" in d:  # the norm maps the browser makes: weights times value norms
+        out["norm"], out["norm_sum"] = norm_view(d, out["maps"])
+    return out
+
+
 def click(at, key: str, event: str, value):
     """Rerun as the browser does after the attention component with this key called
     setTriggerValue(event, value) (a click): the component's trigger widget carries

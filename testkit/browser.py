@@ -30,15 +30,22 @@ def no_exception(pg) -> bool:
 # what the page tagged it with (the Explorer: "layer 2"). The one place that says "the Explorer is
 # drawn".
 HOST = ".st-key-{key} [data-drawn]"
+# The Explorer is one component: it draws its parts (ex_grid, ex_big, ex_focus_grid,
+# ex_focus_bars) inside its shadow root, each under an element classed as a keyed element would
+# be (.st-key-ex_grid). Playwright's locators look inside shadow roots; page JS does it with FIND,
+# which looks in the page, then inside the Explorer's component.
+FIND = ("((sel) => document.querySelector(sel) || [...document.querySelectorAll("
+        "'[data-view=explorer]')].map(h => h.shadowRoot && h.shadowRoot.querySelector(sel))"
+        ".find(Boolean) || null)")
 COMPONENT_SHOWS = """([sel, tokens, tag]) => {
-  const host = document.querySelector(sel);
+  const host = FIND(sel);
   return !!host && host.dataset.drawn === tokens.join(' ')
     && (tag === null || host.dataset.tag === tag);
-}"""
+}""".replace("FIND", FIND)
 GRID_SHOWS = """([sel, tokens, heads]) => {
-  const host = document.querySelector(sel);
+  const host = FIND(sel);
   return !!host && host.dataset.drawn === tokens.join(' ') && host.dataset.heads === String(heads);
-}"""
+}""".replace("FIND", FIND)
 
 
 def windowed(tokens) -> list:
@@ -48,14 +55,14 @@ def windowed(tokens) -> list:
 # Every map of the Explorer drawn: the component's grid, focus grid, enlarged head and focus bars,
 # none stale from the previous run; the maps show these tokens, the focus views every token.
 EXPLORER_DRAWN = """([sel, all, heads]) => {
-  const host = document.querySelector(sel), tokens = all.slice(0, WINDOW);
+  const host = FIND(sel), tokens = all.slice(0, WINDOW);
   if (!host || host.dataset.drawn !== tokens.join(' ') || host.dataset.heads !== String(heads))
     return false;
   if (document.querySelector('[data-stale="true"]')) return false;
-  const drawn = k => document.querySelector(`.st-key-${k} [data-drawn]`)?.dataset.drawn;
+  const drawn = k => FIND(`.st-key-${k} [data-drawn]`)?.dataset.drawn;
   return drawn('ex_big') === tokens.join(' ') && drawn('ex_focus_grid') === all.join(' ')
     && drawn('ex_focus_bars') === all.join(' ');
-}""".replace("WINDOW", str(WINDOW))
+}""".replace("WINDOW", str(WINDOW)).replace("FIND", FIND)
 # The same for callers that pass only (tokens, heads): the benchmarks
 MAPS_DRAWN = ("([tokens, heads]) => (" + EXPLORER_DRAWN + ")([" +
               repr(HOST.format(key="ex_grid")) + ", tokens, heads])")
@@ -131,7 +138,7 @@ SETTLED = """([keys, kinds]) => {
   if (![...document.querySelectorAll('.js-plotly-plot')].every(laidOut)) return false;
   const boxes = [];
   for (let i = 0; i < keys.length; i++) {
-    const el = document.querySelector('.st-key-' + keys[i]);
+    const el = FIND('.st-key-' + keys[i]);
     if (!el) return false;
     const kind = kinds[i];
     if (kind === 'plotly') {
@@ -147,7 +154,7 @@ SETTLED = """([keys, kinds]) => {
   window.__settledSeen = window.__settledLast === now ? (window.__settledSeen || 0) + 1 : 0;
   window.__settledLast = now;
   return window.__settledSeen >= 2;
-}"""
+}""".replace("FIND", FIND)
 
 
 def wait_settled(page, elements: dict, timeout_ms: int = 90_000):

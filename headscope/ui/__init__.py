@@ -5,7 +5,7 @@ figures/          plotly builders, one module per view family (no Streamlit)
 attention/        the attention component: maps, head view, model view drawn in the browser
 labels            the one escaper for user text in figures
 style             colours, fonts, constant CSS
-captions, words   sentences computed from the map on screen; counted nouns, special-token names
+words            counted nouns, special-token names
 export            CSV / JSON of a shown map; tensor_downloads: the whole (L, H, T, T) tensor
 models            the model list, the shared model, cached results
 budget, threads   a worker's limits: heavy-work slot, run slot, corpus budget; one torch thread

@@ -1,5 +1,5 @@
-"""The Explorer's cached computations: one layer as shown, and where the focus token looks in
-every head of every layer.
+"""The Explorer's cached computation: what its component is sent for one sentence (every layer's
+maps, explorer_payload), so that every view change is drawn in the browser.
 
 Here, not in pages/explorer.py: st.cache_data keys a function by its source code
 (inspect.getsource), and a function defined in a page script is defined again on every run,
@@ -7,48 +7,33 @@ so its key would be computed again on every run."""
 
 import streamlit as st
 
-from mha_core.metrics import entropy, map_summary, token_kinds, word_focus
-from mha_core.shown import explorer_norm_view, explorer_view, focus_targets
+from mha_core.metrics import is_punctuation
 
-from . import masked_words, models
+from . import masked_words, models, one_head_results, presets, style
+from .attention.explorer_payload import explorer_payload
+from .words import special_names
 
 
-@st.cache_data(**models.bounded(), show_spinner="Reading this layer's heads…")
-def layer_view(name: str, text: str, layer: int, word_level: bool, hide_special: bool,
-               pair: str | None = None, by_norm: bool = False) -> dict:
-    """One layer as shown: heads (H, G, G), single head and mean of heads (G, G), entropies;
-    what a click on each shown label masks (masked_words.click_targets). by_norm: the heads and
-    their mean by norm (Kobayashi et al. 2020: ||alpha f(x)||, rows normalised; raw norms in
-    raw and raw_mean); the single head stays the weights (it has no norm form)."""
+@st.cache_data(**models.bounded(), show_spinner="Reading every head of every layer…")
+def explorer_data(name: str, text: str, pair: str | None, layer: int, focus: tuple) -> dict:
+    """The component's data for this sentence: weights, summed head and norms of every layer
+    (a text over LOCAL_TOKENS tokens: layer `layer` and the rows of the `focus` token positions
+    in every layer); the word groups, what a click masks, the default focus of the token and
+    word views, this layer's one-head sentences."""
+    bert = models.get_bert(name)[0]
     res = models.attend(name, text, pair)
-    heads, labels, special = explorer_view(res.attentions[layer], res, word_level, hide_special)
-    single = explorer_view(res.single_head[layer], res, word_level, hide_special)[0]  # (G, G)
-    kinds = token_kinds(labels, special)
-    words = [not (s or p) for s, p in zip(special, kinds["punct"])]
-    focus = word_focus(heads, words)  # the default head, by weight whatever is shown
-    raw = raw_mean = None
-    if by_norm:
-        norms = models.norm_maps(name, text, pair, res, layer)  # (H, T, T)
-        heads, raw, _, _ = explorer_norm_view(norms, res, word_level, hide_special)
-        raw, raw_mean = raw.numpy(), raw.mean(dim=0).numpy()  # (H, G, G), (G, G)
-    mean = heads.mean(dim=0)  # (G, G): the mean of the maps shown
-    return dict(labels=labels, special=special, heads=heads.numpy(), single=single.numpy(),
-                mean=mean.numpy(), h_heads=entropy(heads).tolist(), raw=raw, raw_mean=raw_mean,
-                h_single=float(entropy(single)), h_mean=float(entropy(mean)), tokens=res.labels,
-                word_focus=focus, single_summary=map_summary(single),
-                targets=masked_words.click_targets(res, word_level, hide_special))
-
-
-@st.cache_data(**models.bounded(), show_spinner="Following the focus token through every head…")
-def focus_view(name: str, text: str, query: int, word_level: bool, hide_special: bool,
-               pair: str | None = None, by_norm: bool = False) -> dict:
-    """Where the token at `query` (in the shown view) attends, in every head of every layer
-    (by norm: in the row-normalised norm maps)."""
-    res = models.attend(name, text, pair)
-    if by_norm:
-        norms = models.norm_maps(name, text, pair, res)  # (L, H, T, T)
-        att = explorer_norm_view(norms, res, word_level, hide_special)[0]  # (L, H, G, G)
-    else:
-        att = explorer_view(res.attentions, res, word_level, hide_special)[0]  # (L, H, G, G)
-    top, weight, rows = focus_targets(att, query)
-    return dict(top=top.numpy(), weight=weight.numpy(), rows=rows.numpy())
+    # every layer's value norms, also for a long text: its focus rows travel for every layer
+    norms = models.value_norms(name, text, pair, res)  # (L, H, T)
+    words, groups = res.words()
+    word_special = [all(res.special[t] for t in g) for g in groups]
+    cfg = bert.config
+    return explorer_payload(
+        res.attentions.numpy(), res.single_head.numpy(), res.labels, res.special,
+        [not s and is_punctuation(t) for t, s in zip(res.labels, res.special)], words,
+        [not s and is_punctuation(w) for w, s in zip(words, word_special)], groups,
+        masked_words.click_targets(res, False, False), value_norms=norms.numpy(), layer=layer,
+        focus=focus, default_focus=(presets.default_focus(text, res.labels, res.special),
+                                    presets.default_focus(text, words, word_special)),
+        names=special_names(bert.tokenizer), notes=one_head_results.layer_sentences(name),
+        palette=style.PALETTE, special_colors=style.SPECIAL_COLORS,
+        other_color=style.OTHER_COLOR) | dict(width=cfg.hidden_size)

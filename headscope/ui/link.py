@@ -118,6 +118,19 @@ def resolve_focus(raw: str, labels) -> int | None:
     return None
 
 
+def resolve_focus_list(raw: str, labels) -> list | None:
+    """A focus parameter naming one token (resolve_focus) or several as "#i,#j" (positions,
+    sorted, each once); None when any part is not in labels."""
+    one = resolve_focus(raw, labels)
+    if one is not None:
+        return [one]
+    parts = [resolve_focus(p, labels) if p.startswith("#") else None
+             for p in str(raw).split(",")]
+    if len(parts) < 2 or any(p is None for p in parts):
+        return None
+    return sorted(set(parts))
+
+
 def focus_param(labels, i: int) -> str:
     """The inverse of resolve_focus: the token's text when that finds it, else "#i"."""
     return labels[i] if resolve_focus(labels[i], labels) == i else f"#{i}"

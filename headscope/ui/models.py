@@ -184,6 +184,16 @@ def norm_maps(name: str, text: str, pair: str | None, res, layer: int | None = N
         return result_norm_maps(bert, res, layer)
 
 
+def value_norms(name: str, text: str, pair: str | None, res):
+    """||f_h(x_j)|| of the cached result res: (L, H, T), on the CPU (mha_core.norms); the norm
+    maps are these times the weights (norms.norm_maps). One long text at a time."""
+    from mha_core.norms import value_norms as norms_of
+
+    bert = bert_or_raise(name)
+    with long_here(bert, text, pair, "Weighing this long text's heads by norm"):
+        return norms_of(bert.model, bert.trace(res, ("v",)))[:, 0].to("cpu")
+
+
 def _swap(res, convert):
     """res with its tensors (attentions, single_head, hidden_states and the encoded ids)
     converted by `convert`."""

@@ -36,9 +36,21 @@ def how(result: dict) -> str:
             f"Made by `{COMMAND}`; see docs/one-head.md.")
 
 
-def explorer_note(name: str, layer: int, key: str):
-    """Under the summed head: this layer's answer in one sentence, all layers in a popover.
-    layer from 0."""
+def layer_sentences(name: str) -> list | None:
+    """Per layer (from 0), the Explorer's line under the summed head: "Is one head enough?" in
+    one sentence from the shipped results; None where this model has none."""
+    result = load(name)
+    if result is None:
+        return None
+    return [f"Is one head enough? {sentence(row, result['heads'])} The summed head is these "
+            "weights read as one head; the best-fit single head is one head trained to "
+            "reproduce the layer. R² below 0: worse than writing the mean for every token."
+            for row in result["layers"]]
+
+
+def explorer_note(name: str, key: str):
+    """Under the Explorer: every layer's answer in a popover (the layer shown has its sentence
+    in the component), or how to measure it for a model without shipped results."""
     result = load(name)
     if result is None:
         bert = models.get_bert(name)[0]
@@ -46,12 +58,7 @@ def explorer_note(name: str, layer: int, key: str):
         st.caption(f"Is one head enough for this model? Measure it: `{COMMAND} --model PATH`."
                    + meaning)
         return
-    row = result["layers"][layer]
-    st.caption(f"**Is one head enough?** {sentence(row, result['heads'])} The summed head is "
-               "these weights read as one head; the best-fit single head is one head trained "
-               "to reproduce the layer. R² below 0: worse than writing the mean for every token.")
-    # built only while open (its two plotly figures cost more than the rest of a view change):
-    # opening it reruns the page, closed it sends the button alone
+    # built only while open (its two plotly figures): opening it reruns the page
     with st.popover("Every layer: one head vs many", width="stretch", on_change="rerun",
                     key=f"{key}_popover") as pop:
         if pop.open:

@@ -1,18 +1,54 @@
 """The view the Explorer last showed (layer, head, focus token), for pages that open on it:
 Inside MHA's real-model steps start on the Explorer's layer, head and focus token, so a class
-moves from "which head" to "how it computes" without choosing again."""
+moves from "which head" to "how it computes" without choosing again.
+
+The Explorer's view lives in the browser: it keeps it in the address bar and, as the same
+parameters, in the tab's sessionStorage (Streamlit clears the query string when the page
+changes). A page that opens on it mounts `listen` (a hidden attention component), which sends the
+stored view back once each time it changed: one run of that page, never one of the Explorer."""
 
 import streamlit as st
 
 _KEY = "_shared_view"
 
 
-def remember(layer: int, head: int, focus_token: str | None, focus_position: int | None):
-    """The Explorer's call: layer and head from 0; the focus as a token text and its position
-    in the token-level view (None when the shown view is words or hides special tokens)."""
-    st.session_state[_KEY] = (layer, head, focus_token, focus_position)
+def listen(key: str, forget=()):
+    """Mount the hidden component that reports the Explorer's last view (explore.js's
+    "recall"); when it reports a newer one, remember it and drop the session keys `forget`
+    (the page's own choices), so that the page opens on it."""
+    from .attention import attention
+
+    ss = st.session_state
+
+    def seen(value):
+        if isinstance(value, dict) and value.get("stamp") != ss.get(f"{key}_stamp"):
+            ss[f"{key}_stamp"] = value.get("stamp")
+            from_link(value)
+            for k in forget:
+                ss.pop(k, None)
+
+    attention(dict(view="recall", stamp=ss.get(f"{key}_stamp"), tokens=[]), key=key,
+              on={"seen": seen})
+
+
+def from_link(params) -> None:
+    """The view as the Explorer's link parameters: layer and head (from 1), and focus, a
+    token's text or "#i" (a position, kept only when the view was token level: neither whole
+    words nor hidden specials)."""
+    def number(key):
+        raw = str(params.get(key, "")).strip()
+        return int(raw) - 1 if raw.isascii() and raw.isdigit() and 0 < int(raw) < 10_000 else None
+
+    layer, head, focus = number("layer"), number("head"), str(params.get("focus", ""))
+    if layer is None:
+        return
+    token_level = not (params.get("words") or params.get("nospecial"))
+    position = focus[1:] if focus.startswith("#") and "," not in focus else ""
+    at = int(position) if token_level and position.isascii() and position.isdigit() else None
+    st.session_state[_KEY] = (layer, head, None if focus.startswith("#") else focus or None, at)
 
 
 def recall():
-    """(layer, head, focus token, focus position) or None if the Explorer has not run."""
+    """(layer, head or None, focus token text or None, focus position or None), from 0, or None
+    if the Explorer has not run."""
     return st.session_state.get(_KEY)

@@ -1,9 +1,10 @@
 """Click-to-mask and the per-head difference grid through AppTest, on a tiny random
-masked-LM BERT the test builds: a click on a label of the Explorer's grid or on a token of the
-Head view (the component's trigger "token", fired through Streamlit's own widget machinery by
-testkit.apptest.click) masks the token behind it, mapped back by hand from the tokenizer's word
-ids through word-level views, hidden [CLS]/[SEP] and the token window; the predictions and the
-difference grid against transformers' BertForMaskedLM."""
+masked-LM BERT the test builds: a click on a label of the Explorer's maps (the component's
+trigger "mask" with the token position, which the browser reads from its shown view: run here
+by node, testkit.explore_js) or on a token of the Head view (trigger "token"), fired through
+Streamlit's own widget machinery by testkit.apptest.click, masks the token behind it, mapped
+back by hand from the tokenizer's word ids through word-level views and hidden [CLS]/[SEP];
+the predictions and the difference grid against transformers' BertForMaskedLM."""
 
 import numpy as np
 
@@ -20,7 +21,9 @@ from testkit.apptest import (
     selectbox,
     survives,
 )
+from testkit.explore_js import NODE, run_js
 from testkit.models import hf_mlm_run
+from tests.conftest import require
 
 A, B = "the zebra sat on the mat .", "i saw the man ."
 
@@ -55,16 +58,20 @@ def masked_by_hand(mlm, hf_mlm, text, pair, pos):
 
 
 def test_a_click_on_a_word_label_masks_its_first_piece(offered_mlm, mlm, hf_mlm):
+    require(NODE is not None, "node is not installed (apt-get install nodejs; .ci/run does)")
     at = open_app("explorer", model=offered_mlm, text=A, pair=B, words="1", nospecial="1")
     survives(at)
     groups = shown_words_by_hand(mlm, A, B)
-    grid = component(at, "ex_grid")
-    assert len(grid["tokens"]) == len(groups) and grid["tokens"][1] == "zebra"
-    assert grid["maskable"] == [True] * len(groups)  # no special token is shown
+    d = component(at, "ex_view")
+    assert (d["impose"]["words"], d["impose"]["hide"]) == (True, True)
+    # the view the browser shows for this link, and what a click on each label sends
+    sv = run_js(d, "out(shownView(d, true, true));")
+    assert len(sv["labels"]) == len(groups) and sv["labels"][1] == "zebra"
+    assert sv["maskable"] == [g[0] for g in groups]  # no special token is shown
     assert selectbox(at, "Word to mask").value is None
-    click(at, "ex_grid", "token", 1)  # "zebra": z ##e ##b ##r ##a
-    survives(at)
     pos = groups[1][0]
+    click(at, "ex_view", "mask", [sv["maskable"][1], "zebra"])  # "zebra": z ##e ##b ##r ##a
+    survives(at)
     assert len(groups[1]) > 1 and mlm.encode(A, B).tokens[pos] == "z"
     assert selectbox(at, "Word to mask").value == pos
     tokens, probs, diff = masked_by_hand(mlm, hf_mlm, A, B, pos)
@@ -88,7 +95,8 @@ def test_a_click_on_a_word_label_masks_its_first_piece(offered_mlm, mlm, hf_mlm)
 def test_a_click_on_a_head_of_the_difference_grid_compares_it(offered_mlm, mlm, hf_mlm):
     at = open_app("explorer", model=offered_mlm, text=A)
     pos = mlm.encode(A).tokens.index("mat")
-    click(at, "ex_grid", "token", pos)  # token level: the label's index is the position
+    assert component(at, "ex_view")["maskable"][pos] == pos  # token level: itself
+    click(at, "ex_view", "mask", [pos, "mat"])
     survives(at)
     layer = int(at.selectbox(key="ex_mask_head").value.split()[0][1:]) - 1
     other = (component(at, "ex_mask_diff")["selected"] + 1) % mlm.config.num_attention_heads
@@ -100,14 +108,12 @@ def test_a_click_on_a_head_of_the_difference_grid_compares_it(offered_mlm, mlm, 
     assert titles == [f"L{layer + 1} H{other + 1}, original", f"L{layer + 1} H{other + 1}, masked"]
 
 
-def test_a_click_in_a_window_of_tokens_masks_the_token_shown_there(offered_mlm, mlm, hf_mlm):
+def test_a_masked_token_of_a_long_text_compares_a_window_around_it(offered_mlm, mlm, hf_mlm):
     text = "the cat sat on the mat . " * 7  # 49 tokens and [CLS], [SEP]: a window of 40
     tokens = mlm.encode(text).tokens
     at = open_app("explorer", model=offered_mlm, text=text)
-    window = next(s for s in at.slider if s.label == "Tokens shown in the maps")
-    window.set_value((10, 50)).run()
-    assert component(at, "ex_grid")["tokens"] == tokens[10:50]
-    click(at, "ex_grid", "token", 5)
+    assert component(at, "ex_view")["tokens"] == tokens  # every token: the browser's window
+    click(at, "ex_view", "mask", [15, tokens[15]])
     survives(at)
     assert selectbox(at, "Word to mask").value == 15
     _, _, diff = masked_by_hand(mlm, hf_mlm, text, None, 15)
@@ -122,14 +128,14 @@ def test_special_tokens_and_typed_masks_cannot_be_clicked(offered_mlm, mlm):
     text = "the cat [MASK] on the mat ."
     at = open_app("explorer", model=offered_mlm, text=text)
     tokens = mlm.encode(text).tokens
-    want = [t not in ("[CLS]", "[SEP]", "[MASK]") for t in tokens]
-    assert component(at, "ex_grid")["maskable"] == want
-    click(at, "ex_grid", "token", 0)  # a forged click on [CLS]: said, nothing masked
-    survives(at)
-    assert "cannot be masked" in messages(at)
-    assert selectbox(at, "Word to mask").value is None
-    at.run()  # said once
-    assert "cannot be masked" not in messages(at)
+    want = [None if t in ("[CLS]", "[SEP]", "[MASK]") else i for i, t in enumerate(tokens)]
+    assert component(at, "ex_view")["maskable"] == want  # the browser sends no click on None
+    # forged clicks: on [CLS], on the typed [MASK], no position, out of the sentence
+    for value in ([0, "[CLS]"], [tokens.index("[MASK]"), "[MASK]"], [None, "[CLS]"],
+                  [len(tokens) + 5, "x"], [-1, "x"], "junk"):
+        click(at, "ex_view", "mask", value)
+        survives(at)
+        assert selectbox(at, "Word to mask").value is None, value
 
 
 def test_a_click_on_a_token_of_the_head_view_masks_it(offered_mlm, mlm, hf_mlm):

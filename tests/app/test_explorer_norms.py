@@ -1,23 +1,31 @@
-"""The Explorer's "By norm ‖αf(x)‖" switch (Kobayashi et al. 2020) through AppTest: what the page
-sends the component, the focus grid and the enlarged head, against ||alpha_ij f_h(x_j)|| computed
-here from transformers' own BertModel (its value projection, its output projection's columns
-per head, its eager attention weights; testkit.models.hf_norm_maps), merged to words and with
-[CLS]/[SEP] hidden by hand."""
+"""The Explorer's "By norm ‖αf(x)‖" view (Kobayashi et al. 2020) through AppTest: the norms the
+page sends its component, and the views the browser derives from them (explore.js run here by
+node, testkit.explore_js: the layer's maps, the focus grid's rows, whole words with [CLS]/[SEP]
+hidden), against ||alpha_ij f_h(x_j)|| computed here from transformers' own BertModel (its value
+projection, its output projection's columns per head, its eager attention weights;
+testkit.models.hf_norm_maps), merged to words and with [CLS]/[SEP] hidden by hand. The switch
+itself, its note and titles are the browser's: tests/browser."""
 
 import numpy as np
 import pytest
 
-from headscope.ui.attention import unpack
-from testkit.apptest import click, component, go_to, messages, open_app, survives
+from testkit.apptest import component, explorer_sent, go_to, open_app, survives
+from testkit.explore_js import NODE, run_js
 from testkit.models import hf_norm_maps, hf_reference
+from tests.conftest import require
 
 TELESCOPE = "I saw the man with a telescope."
-ATOL = 1e-5
+ATOL = 5e-4  # 16-bit levels times value norms, rows renormalised (docs/limits.md)
 
 
 @pytest.fixture(scope="module")
 def hf(bundled):
+    require(NODE is not None, "node is not installed (apt-get install nodejs; .ci/run does)")
     return hf_reference(bundled.path)
+
+
+def arr(x):
+    return np.array([np.nan if v is None else v for v in x], dtype=np.float64)
 
 
 def norms_by_hand(bert, hf, text) -> np.ndarray:
@@ -50,52 +58,56 @@ def merged(m, groups):
                      for q in groups], -2)
 
 
-def test_by_norm_maps_match_transformers_projections(bundled, hf):
+def test_by_norm_data_and_maps_match_transformers_projections(bundled, hf):
     at = open_app("explorer", text=TELESCOPE, layer="2", head="10", focus="with", norms="1")
     survives(at)
-    assert at.toggle(key="ex_norms").value is True
+    res = bundled.attend(TELESCOPE)
+    q = res.tokens.index("with")
+    d = explorer_sent(at)
+    assert d["impose"] | {"seq": 0} == dict(layer=1, head=9, focus=[q], norm=True, seq=0)
     raw = norms_by_hand(bundled, hf, TELESCOPE)  # (L, H, T, T)
     shown = rows_to_one(raw)
-    res = bundled.attend(TELESCOPE)
-    H = bundled.config.num_attention_heads
+    L, H, T = raw.shape[:3]
+    # what travels: the weights and each head's value norms; the browser's norm maps (their
+    # product, testkit's norm_view) within a weight's 16-bit level times a key's value norm
+    np.testing.assert_allclose(d["norm"], shown, atol=5e-4)
+    np.testing.assert_allclose(d["norm"] * d["norm_sum"][..., None], raw, rtol=1e-3,
+                               atol=1e-4 * raw.max())
 
-    grid = component(at, "ex_grid")
-    maps, sent_raw = unpack(grid["maps"]), unpack(grid["raw"])
-    assert grid["tokens"] == res.tokens and grid["legend"] == "share of ‖αf‖"
+    got = run_js(component(at, "ex_view"), f"""
+      const sv = shownView(d, false, false);
+      const rows = focusRows(src, sv, [{q}], true);
+      out({{ layer: layerMaps(src, sv, 1, true), rows, top: topKeys(rows, d.layers, d.heads, sv.G),
+             weights: layerMaps(src, sv, 1, false) }});
+    """)
+    maps, sent_raw = arr(got["layer"]["maps"]).reshape(H + 2, T, T), arr(got["layer"]["raw"])
+    sent_raw = sent_raw.reshape(H + 2, T, T)
     np.testing.assert_allclose(maps[:H], shown[1], atol=ATOL)
-    np.testing.assert_allclose(sent_raw[:H], raw[1], rtol=1e-4, atol=ATOL)
+    np.testing.assert_allclose(sent_raw[:H], raw[1], rtol=1e-3, atol=ATOL * raw[1].max())
     # the mean of the heads' shown maps, and the mean of their raw norms in its hover
     np.testing.assert_allclose(maps[H + 1], shown[1].mean(0), atol=ATOL)
-    np.testing.assert_allclose(sent_raw[H + 1], raw[1].mean(0), rtol=1e-4, atol=ATOL)
-    # the single head has no norm form: its map stays the weights, titled so, with no raw norm
+    np.testing.assert_allclose(sent_raw[H + 1], raw[1].mean(0), rtol=1e-3,
+                               atol=ATOL * raw[1].max())
+    # the summed head has no norm form: its map stays the weights, with no raw norm
     np.testing.assert_allclose(maps[H], res.single_head[1].numpy(), atol=ATOL)
-    assert np.isnan(sent_raw[H]).all() and grid["titles"][H].startswith("summed head (weights)")
-    assert "summed head has no norm form" in messages(at)
-
-    # the focus grid and the enlarged head follow the switch
-    q = res.tokens.index("with")
-    focus = component(at, "ex_focus_grid")
-    np.testing.assert_array_equal(unpack(focus["top"]), shown[:, :, q].argmax(-1))
-    np.testing.assert_allclose(unpack(focus["weight"]), shown[:, :, q].max(-1), atol=ATOL)
-    assert focus["by"] == "by norm"
-    big = component(at, "ex_big")  # the hover gives the raw norm beside the share
-    np.testing.assert_allclose(unpack(big["maps"])[0], shown[1, 9], atol=ATOL)
-    np.testing.assert_allclose(unpack(big["raw"])[0], raw[1, 9], rtol=1e-4, atol=ATOL)
-    assert big["legend"] == "share of ‖αf‖"
-    assert big["titles"][0].startswith("layer 2, head 10 · by norm")
-    assert component(at, "ex_focus_bars")["value"] == "share of ‖αf‖"
-
-    at.toggle(key="ex_norms").set_value(False).run()  # off: the weights again, no raw
-    grid = component(at, "ex_grid")
-    assert "raw" not in grid and grid["legend"] == "weight"
-    np.testing.assert_allclose(unpack(grid["maps"])[:H], res.attentions[1].numpy(), atol=1e-6)
-    assert "norms" not in at.query_params
+    assert np.isnan(sent_raw[H]).all()
+    # the focus grid follows the view: each head's row of "with", its top key and weight
+    rows = arr(got["rows"]).reshape(L, H, T)
+    np.testing.assert_allclose(rows, shown[:, :, q], atol=ATOL)
+    np.testing.assert_array_equal(got["top"]["top"], shown[:, :, q].argmax(-1).ravel())
+    np.testing.assert_allclose(got["top"]["weight"], shown[:, :, q].max(-1).ravel(), atol=ATOL)
+    # off: the weights again, no raw
+    np.testing.assert_allclose(arr(got["weights"]["maps"]).reshape(H + 2, T, T)[:H],
+                               res.attentions[1].numpy(), atol=ATOL)
+    assert got["weights"]["raw"] is None
 
 
 def test_by_norm_at_word_level_with_special_tokens_hidden(bundled, hf):
     text = "Headscope shows tokenization."
     at = open_app("explorer", text=text, layer="3", words="1", nospecial="1", norms="1")
     survives(at)
+    imposed = component(at, "ex_view")["impose"]
+    assert imposed | {"seq": 0} == dict(layer=2, words=True, hide=True, norm=True, seq=0)
     raw = norms_by_hand(bundled, hf, text)[2]  # (H, T, T): layer 3
     groups = word_groups_by_hand(bundled, text)
     keep = [i for i, g in enumerate(groups) if not all(bundled.encode(text).special[t]
@@ -104,28 +116,27 @@ def test_by_norm_at_word_level_with_special_tokens_hidden(bundled, hf):
     shown = rows_to_one(merged(rows_to_one(raw), groups)[:, keep][:, :, keep])
     # raw: the norms merged the same way and the special tokens dropped, never renormalised
     raw_words = merged(raw, groups)[:, keep][:, :, keep]
-    grid = component(at, "ex_grid")
-    H = bundled.config.num_attention_heads
-    assert grid["tokens"] == ["Headscope", "shows", "tokenization", "."]
-    np.testing.assert_allclose(unpack(grid["maps"])[:H], shown, atol=ATOL)
-    np.testing.assert_allclose(unpack(grid["raw"])[:H], raw_words, rtol=1e-4, atol=ATOL)
-    np.testing.assert_allclose(unpack(grid["maps"])[H + 1], shown.mean(0), atol=ATOL)
+    got = run_js(component(at, "ex_view"), """
+      const sv = shownView(d, true, true);
+      out({ labels: sv.labels, lm: layerMaps(src, sv, 2, true) });
+    """)
+    H, G = bundled.config.num_attention_heads, len(keep)
+    assert got["labels"] == ["Headscope", "shows", "tokenization", "."]
+    maps = arr(got["lm"]["maps"]).reshape(H + 2, G, G)
+    np.testing.assert_allclose(maps[:H], shown, atol=ATOL)
+    np.testing.assert_allclose(arr(got["lm"]["raw"]).reshape(H + 2, G, G)[:H], raw_words,
+                               rtol=1e-3, atol=ATOL * raw_words.max())
+    np.testing.assert_allclose(maps[H + 1], shown.mean(0), atol=ATOL)
 
 
-def test_the_switch_is_kept_across_pages_and_in_the_link(bundled):
+def test_a_link_s_switch_is_imposed_once_and_kept_in_a_new_session(bundled):
     at = open_app("explorer", text=TELESCOPE)
-    assert at.toggle(key="ex_norms").value is False and "norms" not in at.query_params
-    at.toggle(key="ex_norms").set_value(True).run()
-    assert at.query_params["norms"] == "1"
-    go_to(at, "head_view")
-    survives(at)
-    go_to(at, "explorer")
-    assert at.toggle(key="ex_norms").value is True and "raw" in component(at, "ex_grid")
-    again = open_app("explorer", **dict(at.query_params))  # a new session from the link
-    assert again.toggle(key="ex_norms").value is True
-    np.testing.assert_allclose(unpack(component(again, "ex_grid")["raw"]),
-                               unpack(component(at, "ex_grid")["raw"]), equal_nan=True)
-    # a click on a head keeps the switch (the enlarged head by norm)
-    click(again, "ex_grid", "head", 3)
-    assert again.selectbox(key="ex_head").value == 4 and again.toggle(key="ex_norms").value
-    assert "by norm" in component(again, "ex_big")["titles"][0]
+    assert component(at, "ex_view")["impose"] is None and "norms" not in at.query_params
+    linked = open_app("explorer", text=TELESCOPE, norms="1")
+    assert component(linked, "ex_view")["impose"]["norm"] is True
+    assert explorer_sent(linked)["norms"] is True
+    go_to(linked, "head_view")
+    survives(linked)
+    go_to(linked, "explorer")  # back: nothing imposed again, the browser keeps its view
+    assert component(linked, "ex_view")["impose"] is None
+    np.testing.assert_array_equal(explorer_sent(linked)["norm"], explorer_sent(at)["norm"])

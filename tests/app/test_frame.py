@@ -11,17 +11,20 @@ from testkit.models import save_tiny_bert
 def test_presentation_mode_toggle_link_and_leave(bundled):
     mine = "We sat on the bank of the river."
     at = open_app("explorer", text=mine, layer="4", head="7")
-    assert component(at, "ex_grid")["scale"] == 1.0
+    d = component(at, "ex_view")
+    assert d["scale"] == 1.0 and not d.get("present")
+    assert d["impose"] | {"seq": 0} == dict(layer=3, head=6, seq=0)
     assert at.sidebar.text_area and "present" not in at.query_params
 
     at.toggle(key="present_toggle").set_value(True).run()
     survives(at)
     assert not at.sidebar.text_area  # the sidebar is empty, so Streamlit does not show it
     assert at.text_input(key="text").value == mine  # moved above the page, text kept
-    assert (at.slider(key="ex_layer").value, at.selectbox(key="ex_head").value) == (4, 7)
+    d = component(at, "ex_view")
+    # nothing imposed again: the component keeps the view the reader has (the link's)
+    assert d["impose"] is None
     assert style.PRESENT_CSS in [h.proto.body for h in at.get("html")]
-    assert component(at, "ex_big")["scale"] == style.PROJECTOR_SCALE
-    assert component(at, "ex_grid")["scale"] == style.PROJECTOR_SCALE  # drawn larger too
+    assert d["scale"] == style.PROJECTOR_SCALE and d["present"] is True  # drawn larger
     # the address bar never carries present=1 (a teacher copies it for the class); the copy-link
     # box offers the students' link and, apart, the projector's
     assert "present" not in at.query_params
@@ -30,16 +33,15 @@ def test_presentation_mode_toggle_link_and_leave(bundled):
 
     at.text_input(key="text").set_value("The cat sat on the mat.").run()  # still typeable
     assert at.query_params["text"] == "The cat sat on the mat."
-    assert component(at, "ex_focus_bars")["scale"] == style.PROJECTOR_SCALE
+    assert component(at, "ex_view")["scale"] == style.PROJECTOR_SCALE
 
     at.button(key="present_leave").click().run()
     survives(at)
     assert at.sidebar.text_area and not at.toggle(key="present_toggle").value
     assert at.sidebar.text_area(key="text").value == "The cat sat on the mat."
-    assert (at.slider(key="ex_layer").value, at.selectbox(key="ex_head").value) == (4, 7)
     assert "present" not in at.query_params
-    assert component(at, "ex_big")["scale"] == component(at, "ex_focus_bars")["scale"] == 1.0
-    assert component(at, "ex_grid")["scale"] == 1.0
+    d = component(at, "ex_view")
+    assert d["scale"] == 1.0 and not d.get("present") and d["impose"] is None
 
 
 @pytest.mark.parametrize("page", ["head_lab", "training_lab"])
@@ -114,20 +116,20 @@ def test_the_guards_can_fail(tmp_path):
 
 
 def test_a_pages_settings_survive_a_visit_to_another_page(bundled):
-    """Streamlit drops the state of widgets a run does not draw: the Explorer's toggles, Two
-    readings' sentences and the Head lab's choice of heads would be reset by a visit elsewhere."""
+    """Streamlit drops the state of widgets a run does not draw: Two readings' sentences and the
+    Head lab's choice of heads would be reset by a visit elsewhere. (The Explorer's view is
+    the browser's, kept in its address bar: tests/browser.)"""
     at = open_app("two_readings")
     at.text_input(key="tr_a").input("The bat flew with a hat.").run()
     at.switch_page(page_file("explorer")).run()
     assert shown_page(at) == "explorer"
-    at.toggle(key="ex_words").set_value(True).run()
-    at.toggle(key="ex_nospecial").set_value(True).run()
+    assert component(at, "ex_view")
     at.switch_page(page_file("head_lab")).run()
     at.multiselect(key="hl_heads").select("L2 H3").run()
     at.switch_page(page_file("two_readings")).run()
     assert at.text_input(key="tr_a").value == "The bat flew with a hat."
     at.switch_page(page_file("explorer")).run()
-    assert at.toggle(key="ex_words").value and at.toggle(key="ex_nospecial").value
+    assert component(at, "ex_view")["impose"] is None  # no view from elsewhere imposed
     at.switch_page(page_file("head_lab")).run()
     assert at.multiselect(key="hl_heads").value == ["L2 H3"]
     assert not at.exception and not at.warning

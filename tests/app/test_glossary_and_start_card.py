@@ -37,7 +37,7 @@ def test_the_start_card_is_remembered_closed(bundled):
     at.button(key="start_close").click().run()
     survives(at)
     assert not any(b.key == "start_close" for b in at.button)
-    at.slider(key="ex_layer").set_value(3).run()  # another run of the same session
+    at.text_area(key="text").set_value("The cat sat on the mat.").run()  # another run
     assert not any(b.key == "start_close" for b in at.button)
 
 

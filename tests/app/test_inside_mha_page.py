@@ -7,7 +7,7 @@ import torch
 from mha_core import toy
 from mha_core.neuron import real_steps
 from testkit.apptest import charts as charts_by_key
-from testkit.apptest import go_to, open_app
+from testkit.apptest import click, open_app
 
 
 def charts(at):
@@ -80,16 +80,24 @@ def test_real_steps_on_the_bundled_model(bundled):
 
 
 def test_the_real_model_steps_open_on_the_explorers_view(bundled):
+    """The Explorer's view lives in the browser, which keeps it in the tab's sessionStorage
+    (Streamlit drops the query string on a page change); Inside MHA's hidden "recall"
+    component sends it back (trigger "seen"): the page opens on it once per new view, and the
+    page's own choice then stays. (tests/browser/test_explorer_local.py: the browser's side.)"""
     text = "I saw the man with a telescope."
-    at = open_app("explorer", text=text, layer="3", head="7", focus="with")
-    go_to(at, "inside_mha")
+    at = open_app("inside_mha", text=text)
+    seen = {"layer": "3", "head": "7", "focus": "with", "words": None, "nospecial": None,
+            "norms": None, "stamp": "1"}
+    click(at, "im_seen", "seen", seen)
     assert not at.exception
     assert at.selectbox(key="im_real_layer").value == 2  # layer 3, head 7, shown from 1
     assert at.selectbox(key="im_real_head").value == 6
     assert at.selectbox(key="im_real_query").value == bundled.encode(text).tokens.index("with")
     at.selectbox(key="im_real_head").set_value(1).run()  # the page's own choice then stays
-    go_to(at, "inside_mha")
+    click(at, "im_seen", "seen", seen)  # the same view again (same stamp): nothing changes
     assert at.selectbox(key="im_real_head").value == 1
+    click(at, "im_seen", "seen", dict(seen, head="5", stamp="2"))  # a newer view: opens on it
+    assert at.selectbox(key="im_real_head").value == 4
 
 
 def test_the_link_opens_the_real_model_steps_on_a_layer_head_and_token(bundled):

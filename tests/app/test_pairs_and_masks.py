@@ -38,7 +38,7 @@ def ticks(fig, axis="xaxis") -> list:
 def shown_tokens(at, page) -> list:
     """The tokens a page shows, read from what it drew."""
     if page == "explorer":
-        return component(at, "ex_grid")["tokens"]
+        return component(at, "ex_view")["tokens"]
     if page == "all_heads":
         return ticks(chart(at, "ah_rollout_one"))
     if page == "head_lab":
@@ -86,7 +86,7 @@ def test_a_pair_example_fills_both_boxes_and_a_single_one_clears_the_second(bund
     at.selectbox(key="preset").set_value(pair_example).run()
     survives(at)
     assert at.text_area(key="pair").value
-    tokens = component(at, "ex_grid")["tokens"]
+    tokens = component(at, "ex_view")["tokens"]
     assert tokens.count("[SEP]") == 2
     at.selectbox(key="preset").set_value(EXAMPLES[0]).run()
     assert at.text_area(key="pair").value == ""

@@ -45,14 +45,12 @@ def test_every_link_opens_its_view(bundled, link):
         assert box(key="text").value == query["text"]
     if query.get("present") == "1":  # presentation mode: the sentence box is above the page
         assert not at.sidebar.text_area and at.button(key="present_leave")
-    if page == "explorer":
-        layer, head = int(query["layer"]), int(query["head"])
-        assert at.slider(key="ex_layer").value == layer
-        assert at.selectbox(key="ex_head").value == head
-        focus = next(s for s in at.selectbox if s.label == "Focus token")
-        assert focus.format_func(focus.value).endswith(f": {query['focus']}")
-        title = component(at, "ex_big")["titles"][0]
-        assert title.startswith(f"layer {layer}, head {head} ·")
+    if page == "explorer":  # the view the link names, imposed on the component (from 0)
+        imposed = component(at, "ex_view")["impose"]
+        tokens = bundled.attend(query["text"]).tokens
+        assert imposed | {"seq": 0} == dict(layer=int(query["layer"]) - 1,
+                                            head=int(query["head"]) - 1,
+                                            focus=[tokens.index(query["focus"])], seq=0)
 
 
 def top_target(bert, text, word, layer, head):
@@ -148,9 +146,10 @@ def test_the_shapes_of_one_real_layer(bundled):
 
 def test_one_head_instead_of_twelve_quotes_the_explorers_sentence(bundled):
     """Step 3's one-head numbers are the ones the Explorer prints under the summed head in
-    layer 2 (read from the page, not from the file it reads)."""
+    layer 2 (read from what the page sends its component, not from the file it reads)."""
     at = open_app("explorer", layer="2")
-    note = next(c.value for c in at.caption if "Is one head enough?" in c.value)
+    note = component(at, "ex_view")["notes"][1]  # layer 2's line, from 0
+    assert note.startswith("Is one head enough?")
     one, two, four = re.findall(r"(\d+)%", note)[:3]
     best = re.search(r"head alone \(head (\d+)\): none", note).group(1)  # below 0: none
     in_guide(f"reproduces **{one}%** of what the 12 heads write")

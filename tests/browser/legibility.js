@@ -17,8 +17,11 @@
   const lum = ([r, g, b]) => 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
   const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
   const ratio = (a, b) => (Math.max(lum(a), lum(b)) + 0.05) / (Math.min(lum(a), lum(b)) + 0.05);
+  // the Explorer's parts are inside its component's shadow root (testkit.browser.FIND)
+  const find = (sel) => document.querySelector(sel) || [...document.querySelectorAll('[data-view=explorer]')]
+    .map(h => h.shadowRoot && h.shadowRoot.querySelector(sel)).find(Boolean) || null;
   for (const k of keys) {
-    const box = document.querySelector('.st-key-' + k);
+    const box = find('.st-key-' + k);
     out.top = Math.min(out.top, box.getBoundingClientRect().y);
     const host = box.querySelector('[data-drawn]');
     if (host) {

@@ -1,7 +1,7 @@
 """The protocol client of bench/class_protocol.py against a real app server: a handful of
 students at once, each action ending with script_finished, and the values each student sent
 reaching the app (the tokens the app drew are transformers' tokens of the sentence that student
-typed; the layer it moved to is the layer drawn; in the Head lab, one student's head
+typed; in the Head lab, one student's head
 switched off is counted). No browser: a server process and websockets."""
 
 import asyncio
@@ -11,7 +11,7 @@ import pytest
 from transformers import AutoTokenizer
 
 from mha_core.loading import bundled_dir
-from testkit.protocol import Session, multiselect_value, run_async, slider_value, text_value
+from testkit.protocol import Session, multiselect_value, run_async, text_value
 
 SENTENCES = ["A quiet river runs past the old mill.",
              "Why do birds sing so loudly at dawn in spring?",
@@ -35,15 +35,13 @@ async def one_student(url, i, tokenizer):
     try:
         link_text = f"Student {i} opened the shared link."
         runs.append(await s.rerun(query=urlencode({"text": link_text})))
-        assert runs[-1].components["ex_grid"]["tokens"] == tokens_of(tokenizer, link_text)
+        assert runs[-1].components["ex_view"]["tokens"] == tokens_of(tokenizer, link_text)
         runs.append(await s.rerun({"text": text_value(SENTENCES[i])}))
         expected = tokens_of(tokenizer, SENTENCES[i])
-        assert runs[-1].components["ex_grid"]["tokens"] == expected
-        assert runs[-1].components["ex_focus_grid"]["tokens"] == expected
-        layer = 5 - i % 3
-        runs.append(await s.rerun({"ex_layer": slider_value(layer)}))
-        grid = runs[-1].components["ex_grid"]
-        assert grid["tag"] == f"layer {layer}" and grid["tokens"] == expected  # text kept
+        assert runs[-1].components["ex_view"]["tokens"] == expected
+        # a layer move is drawn in the browser: the server hears of the view only from a link
+        runs.append(await s.rerun(query=urlencode({"text": link_text, "layer": 5 - i % 3})))
+        assert runs[-1].components["ex_view"]["tokens"] == expected  # the session's text kept
         if i == 0:  # one student: the Head lab ranks every head of a new sentence (146 passes)
             runs.append(await s.rerun(page="head_lab"))
             runs.append(await s.rerun({"hl_heads": multiselect_value(["L2 H3"])}))

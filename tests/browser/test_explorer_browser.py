@@ -7,6 +7,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from headscope.ui.presets import DEFAULT_TEXT
 from testkit.browser import (
+    FIND,
     box_of,
     close_start_card,
     host,
@@ -81,7 +82,7 @@ def test_presentation_link_hides_the_sidebar_and_enlarges_the_page(app_url, page
     assert page.locator('[data-testid="stSidebar"]').count() == 0
     assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == "20px"
     maps = json.loads(host(page, "ex_grid").get_attribute("data-layout"))
-    assert maps[0]["thumb"] and maps[0]["size"] >= 80
+    assert maps[0]["thumb"] and maps[0]["size"] >= 64  # small: the enlarged head fits below
     large = [m for m in maps if not m["thumb"]]
     assert [m["i"] for m in large] == [1, heads, heads + 1]  # the enlarged head 2, single, mean
     assert float(host(page, "ex_grid").get_attribute("data-label-px")) >= 18
@@ -103,7 +104,7 @@ def test_presentation_link_hides_the_sidebar_and_enlarges_the_page(app_url, page
     page.get_by_role("button", name="Leave presentation").click()
     page.locator('[data-testid="stSidebar"] textarea').first.wait_for(timeout=30_000)
     # the copy-link box: this server's own address, the view, and a projector link apart
-    page.get_by_role("button", name="Copy link").click()
+    page.get_by_test_id("stSidebar").get_by_role("button", name="Copy link").click()
     codes = page.locator('[data-testid="stCode"] code')
     codes.nth(1).wait_for(timeout=30_000)
     students, projector = codes.nth(0).inner_text(), codes.nth(1).inner_text()
@@ -123,7 +124,7 @@ def hover_until(page, key, where, want, attempts=10):
         page.mouse.move(x + 2, y + 2)
         page.mouse.move(x, y)
         try:
-            page.wait_for_function("([sel, want]) => document.querySelector(sel)?.dataset.hover"
+            page.wait_for_function(f"([sel, want]) => {FIND}(sel)?.dataset.hover"
                                    " === want", arg=[sel, want], timeout=3_000)
             return
         except PlaywrightTimeout:
@@ -143,7 +144,7 @@ def point_at(page, key, m, q, k, G):
         before = host(page, key).bounding_box()["y"]
         page.mouse.move(box["x"] + 5, min(max(box["y"], 0) + 5, height - 5))
         page.mouse.wheel(0, y - height / 2)
-        page.wait_for_function("([sel, y0]) => Math.abs(document.querySelector(sel)"
+        page.wait_for_function(f"([sel, y0]) => Math.abs({FIND}(sel)"
                                ".getBoundingClientRect().y - y0) > 1",
                                arg=[f".st-key-{key} [data-drawn]", before])
         box = canvas.bounding_box()
@@ -174,10 +175,10 @@ def test_clicking_a_head_enlarges_it_and_the_link_follows(app_url, page, tokens,
     wait_for_explorer(page, tokens(DEFAULT_TEXT), bundled.config.num_attention_heads)  # idle
     maps = json.loads(host(page, "ex_grid").get_attribute("data-layout"))
     page.mouse.click(*point_at(page, "ex_grid", maps[4], 0, 0, len(tokens(DEFAULT_TEXT))))
-    page.wait_for_function("() => document.querySelector('.st-key-ex_grid [data-drawn]')"
+    page.wait_for_function(f"() => {FIND}('.st-key-ex_grid [data-drawn]')"
                            ".dataset.selected === '5'", timeout=60_000)  # outlined, from 1
     page.wait_for_function(
-        "() => document.querySelector('.st-key-ex_big [data-drawn]')?.dataset.tag"
+        f"() => {FIND}('.st-key-ex_big [data-drawn]')?.dataset.tag"
         " === 'layer 2 head 5'", timeout=60_000)
     page.wait_for_url(lambda url: "head=5" in url, timeout=60_000)
     wait_for_component(page, "ex_grid", tokens(DEFAULT_TEXT), tag="layer 2")
@@ -208,7 +209,7 @@ def test_focus_grid_reads_each_heads_top_key_and_a_click_opens_that_head(app_url
                                       f"{float(rows[layer, head, top]):.3f}")
     page.mouse.click(*cell(3, 6))
     wait_for_component(page, "ex_grid", tokens(DEFAULT_TEXT), tag="layer 4", timeout_ms=60_000)
-    page.wait_for_function("() => document.querySelector('.st-key-ex_grid [data-drawn]')"
+    page.wait_for_function(f"() => {FIND}('.st-key-ex_grid [data-drawn]')"
                            ".dataset.selected === '7'", timeout=60_000)
     page.wait_for_url(lambda url: "layer=4" in url and "head=7" in url, timeout=60_000)
     assert no_exception(page)

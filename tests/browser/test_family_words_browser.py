@@ -8,9 +8,11 @@ from urllib.parse import quote
 
 import pytest
 
+from testkit.browser import FIND
+
 FAMILIES = ["roberta", "albert"]
 TEXT = "The animal didn't cross the street."
-SHOWS = """([sel, drawn]) => document.querySelector(sel)?.dataset.drawn === drawn"""
+SHOWS = f"""([sel, drawn]) => {FIND}(sel)?.dataset.drawn === drawn"""
 GRID = ".st-key-ex_grid [data-drawn]"
 
 

@@ -8,7 +8,7 @@ from urllib.parse import quote
 
 from hypothesis import HealthCheck, given, settings
 
-from testkit.browser import HOST, no_exception, windowed
+from testkit.browser import FIND, HOST, no_exception, windowed
 from tests.conftest import CI
 from tests.fuzz.test_fuzz_pages import TEXT
 from tests.fuzz.test_hostile_list import FIXED
@@ -23,11 +23,11 @@ INJECTED = ", ".join(f'[data-testid="stMain"] {tag}'
                                  "[onload]", "b"))
 SHOWN = """([sel, want]) => {
   if (document.querySelector('[data-testid="stException"]')) return true;
-  const host = document.querySelector(sel);
+  const host = FIND(sel);
   if (want !== null) return !!host && host.dataset.drawn === want;
   return !!document.querySelector('[data-testid="stAlert"]')
     && !document.querySelector('[data-stale="true"]');
-}"""
+}""".replace("FIND", FIND)
 
 
 def check(page, url, bundled, text):

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from testkit.browser import windowed
+from testkit.browser import FIND, windowed
 from testkit.proxy import NGINX, read_state, stop_proxy
 from testkit.server import ROOT, free_port, wait_healthy
 from tests.conftest import require
@@ -162,7 +162,7 @@ def headscope_run_draws_the_explorer(installed, tmp_path, page):
         wait_healthy(url, proc, 120, log_path)
         page.goto(url)
         page.wait_for_function(
-            "([sel, tokens]) => { const h = document.querySelector(sel);"
+            "([sel, tokens]) => { const h = " + FIND + "(sel);"
             " return !!h && h.dataset.drawn === tokens.join(' '); }",
             arg=[".st-key-ex_grid [data-drawn]", windowed(tokens)], polling="raf",
             timeout=120_000)

@@ -39,7 +39,7 @@ AA = 4.5
 # "component", "table" or "shown")
 PAGES = {
     "explorer": ("", TEXT, {"ex_grid": "component", "ex_focus_grid": "component",
-                            "ex_big": "component", "ex_focus_bars": "component"}),
+                            "ex_focus_bars": "component"}),
     "head_view": ("head_view", TEXT, {"hv_lines": "component"}),
     "inside_mha": ("inside_mha", TEXT, {"im_toy_1_1": "plotly"}),
     # nothing is drawn before Train is pressed: its row of controls

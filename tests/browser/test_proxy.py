@@ -110,8 +110,8 @@ class Session:
         return worker_of(self.upstreams[-1], state)
 
     def slider(self):
-        """The layer slider's range input (react-aria keeps it visually hidden)."""
-        return self.page.locator('.st-key-ex_layer input[type="range"]').first
+        """The Explorer's layer slider (its component's own control)."""
+        return self.page.locator(".st-key-ex_view").get_by_role("slider", name="Layer")
 
     def layer(self) -> int:
         return int(self.slider().input_value())
@@ -144,13 +144,19 @@ class Session:
         self.wait_maps(tokens)
 
     def move_layer(self) -> int:
-        """One step right on the layer slider, or left at the last layer; the new layer."""
+        """One step right on the layer slider, or left at the last layer (drawn in the
+        browser: no script run); the new layer."""
         now, top = self.layer(), int(self.slider().get_attribute("max"))
         key, layer = ("ArrowRight", now + 1) if now < top else ("ArrowLeft", now - 1)
         self.slider().focus()
-        self.rerun(lambda: self.slider().press(key))
-        assert self.layer() == layer  # the run did not put it back
+        self.slider().press(key)
+        assert self.layer() == layer
         return layer
+
+    def rerun_key(self):
+        """Streamlit's R (rerun) key: a script run of the page as it is."""
+        self.page.evaluate("document.activeElement?.blur()")  # R in a widget is typing
+        self.rerun(lambda: self.page.keyboard.press("r"))
 
     def close(self):
         self.context.close()
@@ -206,6 +212,7 @@ def test_two_sessions_keep_their_own_state_across_ten_reruns(proxy, browser, tok
         for _ in range(10):  # interleaved: a rerun of one between two of the other
             for s, text in zip(sessions, texts):
                 layer = s.move_layer()
+                s.rerun_key()
                 s.wait_link(text, layer)
                 s.wait_maps(tokens(text))
         for s, text in zip(sessions, texts):

@@ -3,7 +3,6 @@ AppTest): a fixed list of known-nasty inputs and links, each with the message it
 property-based fuzz of every text box is tests/fuzz/test_fuzz_pages.py. Both are the fuzz tier: make
 test-fast leaves them out.)"""
 
-import numpy as np
 import pytest
 
 from headscope.ui import models
@@ -65,17 +64,15 @@ def test_fixed_hostile_text_on_every_page(sessions, bundled, text):
     # The Explorer shows the text's own tokens, literally (raw for the attention component,
     # which writes them with canvas fillText): its session's last run, the loop's, was on this text
     at = sessions("explorer")
-    if component(at, "ex_big"):
-        tokens = bundled.encode(text).tokens[:40]  # long texts: the maps' window of 40 tokens
-        assert component(at, "ex_big")["tokens"] == tokens
-        assert component(at, "ex_grid")["tokens"] == tokens
+    if component(at, "ex_view"):  # every token: the browser draws its window of them
+        assert component(at, "ex_view")["tokens"] == bundled.encode(text).tokens
 
 
 def test_long_text_says_how_long(sessions):
     at = sessions.run("explorer", text="word " * 2_000)
     assert "This text has 2002 tokens, more than this model's limit of 512" in messages(at)
-    assert len(component(at, "ex_grid")["tokens"]) == 40  # a window of the 512 kept
-    assert "Tokens 0–39 of 512" in messages(at)
+    d = component(at, "ex_view")
+    assert len(d["tokens"]) == 512 and len(d["sent"]) == 1  # the 512 kept, one layer at a time
 
 
 def test_two_readings_hostile_pair(sessions):
@@ -103,7 +100,8 @@ def test_nonsense_links_on_every_page(bundled, tmp_path, spy_loader, page):
     if page == "explorer":
         assert "layer 99 is outside 1–6" in said and "head -1 is outside 1–12" in said
         assert "focus token is not in this sentence" in said
-        assert at.slider(key="ex_layer").value == 6 and at.selectbox(key="ex_head").value == 1
+        imposed = component(at, "ex_view")["impose"]  # clamped: the last layer, the first head
+        assert (imposed["layer"], imposed["head"]) == (5, 0) and "focus" not in imposed
 
 
 @pytest.mark.parametrize("focus", ["#²", "#" + "9" * 5_000, "#-1", "#٣", "#"])
@@ -113,7 +111,8 @@ def test_link_numbers_that_are_not_numbers(bundled, focus):
     said = messages(at)
     assert "layer is not a number" in said and "head is not a number" in said
     assert "focus token is not in this sentence" in said
-    assert np.isfinite(at.slider(key="ex_layer").value)
+    imposed = component(at, "ex_view")["impose"]  # nothing from the link: the browser's own
+    assert not {"layer", "head", "focus"} & set(imposed)
 
 
 # --- the second sentence box ---------------------------------------------------------------------

@@ -65,7 +65,7 @@ def js_lines() -> int:
 
 
 def attention(payload: dict, key: str, on_head=None, on_view=None, on_cell=None,
-              on_token=None, filename: str = "attention", tag: str = "", meta=None):
+              on_token=None, filename: str = "attention", tag: str = "", meta=None, on=None):
     """Mount the component with one payload (headscope.ui.attention.payload) under a stable key.
 
     on_head(i): called (as a Streamlit callback, before the rerun) when head i of a grid is
@@ -75,7 +75,8 @@ def attention(payload: dict, key: str, on_head=None, on_view=None, on_cell=None,
     label, a head view's token); i indexes the payload's tokens (the shown labels).
     filename: the stem of the PNG/SVG downloads; tag: any short string, put on the host element
     as data-tag (tests wait for it). meta: {title, text, model}, the caption the PNG/SVG figures
-    carry (figure.js). In presentation mode everything is drawn larger."""
+    carry (figure.js). on: {trigger name: fn(value)} for other triggers (the Explorer's "mask"
+    and "need"), called before the rerun. In presentation mode everything is drawn larger."""
     data = dict(payload, filename=filename, tag=str(tag))
     if meta:
         data["meta"] = {k: str(v) for k, v in meta.items() if v}
@@ -104,9 +105,15 @@ def attention(payload: dict, key: str, on_head=None, on_view=None, on_cell=None,
                 and 0 <= value < len(payload.get("tokens", ())):
             on_token(value)
 
+    def caller(name, fn):
+        def changed():
+            fn(st.session_state[key].get(name))
+        return changed
+
+    more = {f"on_{name}_change": caller(name, fn) for name, fn in (on or {}).items()}
     _, mount = _mounter()
     # one JSON string (the browser parses it, host_streamlit.js): Streamlit would walk a dict
     # for dataframes to send as Arrow (bidi_component serialization) on every call
     return mount(key=key, data=json.dumps(data), on_head_change=head_changed,
                  on_view_change=view_changed, on_cell_change=cell_changed,
-                 on_token_change=token_clicked)
+                 on_token_change=token_clicked, **more)

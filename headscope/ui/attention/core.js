@@ -7,8 +7,9 @@ const CANVAS_STATE = new WeakMap(); // a view's main canvas -> its state (for th
 let EXPORT_DPR = 0; // device px per CSS px while a figure is drawn for export; 0 = the screen's
 
 // An array sent by payload.pack: {dtype, shape, b64}, or {dtype, shape, bytes} (a Uint8Array: a
-// host adapter's binary buffer); 16/8-bit levels become weights in [0, 1]
+// host adapter's binary buffer), or {values} already decoded; 16/8-bit levels become weights in [0, 1]
 function decode(d) {
+  if (d.values) return d.values;  // already decoded (the Explorer's parts: explorer.js)
   const bytes = d.bytes ? d.bytes : Uint8Array.fromBase64 ? Uint8Array.fromBase64(d.b64)
     : Uint8Array.from(atob(d.b64), (c) => c.charCodeAt(0));
   const buf = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);

@@ -31,7 +31,7 @@ function drawFocus(f) {
   ctx.textAlign = "center";
   ctx.textBaseline = "middle";
   const by = d.by ? `, ${d.by}` : "";
-  ctx.fillText(`Top key of \u201c${shown(d.focus, 30)}\u201d in every head${by}`, g.W / 2, g.title / 2, g.W);
+  ctx.fillText(`Top key of ${d.focus_title ?? `\u201c${shown(d.focus, 30)}\u201d`} in every head${by}`, g.W / 2, g.title / 2, g.W);
   for (let h = 0; h < d.heads; h++) {
     ctx.font = (h === d.head ? "bold " : "") + fontPx(P.head);
     ctx.fillStyle = h === d.head ? "#d62728" : "#31333f";

@@ -90,7 +90,7 @@ function presentLayout(g, W) {
   const legendH = Math.round(font * 2.6);
   const room = labelRoom(g.main.getContext("2d"), g.labels, font, 170 * k);
   const cols = Math.min(Hn, 12), rows = Math.ceil(Hn / cols);
-  const thumb = Math.max(30, Math.min(Math.round(100 * k), Math.floor((W - (cols - 1) * gap) / cols)));
+  const thumb = Math.max(30, Math.min(Math.round(72 * k), Math.floor((W - (cols - 1) * gap) / cols)));
   const maps = tiles(Hn, cols, thumb, { room: 0, titleH, gap }).map((m) => ({ ...m, left: false, bottom: false, thumb: true }));
   const top = rows * (thumb + titleH + gap) + gap;
   const big = (d.selected === null || d.selected === undefined ? [] : [d.selected]);
@@ -161,7 +161,8 @@ function drawGrid(g) {
     ctx.textBaseline = "bottom";
     const room = m.thumb ? m.size + 10 : d.fit ? m.size + 8 * s : m.size + 60 * s;  // not over the next
     const title = m.thumb && d.short_titles ? d.short_titles[m.i] : d.titles[m.i];
-    const fitted = fitText(ctx, shown(title ?? "", 40), room, L.px.title, L.px.titleMin);
+    let fitted = fitText(ctx, shown(title ?? "", 40), room, L.px.title, L.px.titleMin);
+    if (m.thumb && fitted.endsWith("\u2026")) fitted = fitText(ctx, `H${m.i + 1}`, room, L.px.title, L.px.titleMin);
     g.drawnPx.title = Math.min(g.drawnPx.title, parseFloat(ctx.font));
     ctx.fillText(fitted, m.x + m.size / 2, m.y - 3 * s);
     if (m.i === d.selected) {
@@ -175,15 +176,16 @@ function drawGrid(g) {
 }
 
 // Token labels left of a map (queries) and under it (keys), thinned to fit the cells (never the
-// focus token's, drawn bold and red); tokens left without a label go to g.unlabelled
+// focus tokens', drawn bold and red); tokens left without a label go to g.unlabelled
 function drawLabels(g, ctx, m) {
   if (!m.left && !m.bottom) return;  // a thumbnail
-  const G = g.layout.G, cell = m.size / G, f = g.layout.font, focus = g.data.focus;
+  const G = g.layout.G, cell = m.size / G, f = g.layout.font, focus = g.focusSet;
   const step = Math.max(1, Math.ceil((f * 0.85) / cell));
   for (let t = 0; t < G; t++) {
-    if (t % step && t !== focus) { g.unlabelled.add(t); continue; }
-    ctx.font = (t === focus ? "bold " : "") + fontPx(f);
-    ctx.fillStyle = t === focus ? "#d62728" : g.data.special[t] ? "#767676" : "#31333f";
+    const isFocus = focus.has(t);
+    if (t % step && !isFocus) { g.unlabelled.add(t); continue; }
+    ctx.font = (isFocus ? "bold " : "") + fontPx(f);
+    ctx.fillStyle = isFocus ? "#d62728" : g.data.special[t] ? "#767676" : "#31333f";
     const mid = (t + 0.5) * cell;
     if (m.left) {
       ctx.textAlign = "right";

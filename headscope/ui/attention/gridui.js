@@ -124,6 +124,7 @@ function renderGrid(g) {
   g.count = d.maps.shape[0];
   g.lut = colorLut(d.colorscale);
   g.labels = d.tokens.map((t) => shown(t, 14));
+  g.focusSet = new Set(d.focus_set ?? (d.focus === null || d.focus === undefined ? [] : [d.focus]));
   redrawGrid(g);
 }
 
@@ -136,6 +137,7 @@ function redrawGrid(g) {
   g.host.dataset.heads = String(g.data.heads);
   g.host.dataset.selected = g.data.selected === null ? "" : String(g.data.selected + 1);
   // where each map is on the canvas (CSS px), for tests that point at a cell
+  g.host.dataset.room = String(g.layout.room);  // the labels' room left of and under the maps
   g.host.dataset.layout = JSON.stringify(g.layout.maps.map(({ i, x, y, size, thumb }) => ({ i, x, y, size, thumb: !!thumb })));
   markPx(g.host, { labelPx: g.drawnPx.label, titlePx: g.drawnPx.title, numberPx: g.layout.px.number,
     unlabelled: g.unlabelled.size });

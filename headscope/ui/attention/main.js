@@ -53,6 +53,8 @@ function headSvg(v) {
 function createState(host, root, kind) {
   const st = { kind, host, root, width: () => Math.max(320, Math.floor(host.getBoundingClientRect().width || 800)) };
   if (kind === "grid") setupGrid(st);
+  else if (kind === "explorer") { setupExplorer(st); return st; }  // its parts have their own
+  else if (kind === "recall") return st;
   else if (kind === "focus") setupFocus(st);
   else if (kind === "bars") setupBars(st);
   else setupLines(st);
@@ -88,12 +90,14 @@ function draw(component) {
   st.data = data;
   st.root.style.setProperty("--s", String(data.scale || 1));
   if (st.kind === "grid") renderGrid(st);
+  else if (st.kind === "explorer") renderExplorer(st);
+  else if (st.kind === "recall") renderRecall(st);
   else if (st.kind === "focus") renderFocus(st);
   else if (st.kind === "bars") renderBars(st);
   else renderLines(st);
-  host.dataset.view = st.kind === "lines" ? st.view.mode : st.kind;
+  host.dataset.view = st.kind === "lines" ? st.view.mode : st.kind;  // the explorer: its own marks
   host.dataset.tag = String(data.tag ?? "");
   host.dataset.drawMs = (performance.now() - t0).toFixed(1); // decode + draw, in the page
   host.dataset.drawn = data.tokens.join(" ");
-  CANVAS_STATE.set(st.kind === "lines" ? st.canvas : st.main, st);
+  if (st.main || st.canvas) CANVAS_STATE.set(st.kind === "lines" ? st.canvas : st.main, st);
 }

@@ -7,8 +7,9 @@ const CANVAS_STATE = new WeakMap(); // a view's main canvas -> its state (for th
 let EXPORT_DPR = 0; // device px per CSS px while a figure is drawn for export; 0 = the screen's
 
 // An array sent by payload.pack: {dtype, shape, b64}, or {dtype, shape, bytes} (a Uint8Array: a
-// host adapter's binary buffer); 16/8-bit levels become weights in [0, 1]
+// host adapter's binary buffer), or {values} already decoded; 16/8-bit levels become weights in [0, 1]
 function decode(d) {
+  if (d.values) return d.values;  // already decoded (the Explorer's parts: explorer.js)
   const bytes = d.bytes ? d.bytes : Uint8Array.fromBase64 ? Uint8Array.fromBase64(d.b64)
     : Uint8Array.from(atob(d.b64), (c) => c.charCodeAt(0));
   const buf = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
@@ -229,7 +230,7 @@ function presentLayout(g, W) {
   const legendH = Math.round(font * 2.6);
   const room = labelRoom(g.main.getContext("2d"), g.labels, font, 170 * k);
   const cols = Math.min(Hn, 12), rows = Math.ceil(Hn / cols);
-  const thumb = Math.max(30, Math.min(Math.round(100 * k), Math.floor((W - (cols - 1) * gap) / cols)));
+  const thumb = Math.max(30, Math.min(Math.round(72 * k), Math.floor((W - (cols - 1) * gap) / cols)));
   const maps = tiles(Hn, cols, thumb, { room: 0, titleH, gap }).map((m) => ({ ...m, left: false, bottom: false, thumb: true }));
   const top = rows * (thumb + titleH + gap) + gap;
   const big = (d.selected === null || d.selected === undefined ? [] : [d.selected]);
@@ -300,7 +301,8 @@ function drawGrid(g) {
     ctx.textBaseline = "bottom";
     const room = m.thumb ? m.size + 10 : d.fit ? m.size + 8 * s : m.size + 60 * s;  // not over the next
     const title = m.thumb && d.short_titles ? d.short_titles[m.i] : d.titles[m.i];
-    const fitted = fitText(ctx, shown(title ?? "", 40), room, L.px.title, L.px.titleMin);
+    let fitted = fitText(ctx, shown(title ?? "", 40), room, L.px.title, L.px.titleMin);
+    if (m.thumb && fitted.endsWith("\u2026")) fitted = fitText(ctx, `H${m.i + 1}`, room, L.px.title, L.px.titleMin);
     g.drawnPx.title = Math.min(g.drawnPx.title, parseFloat(ctx.font));
     ctx.fillText(fitted, m.x + m.size / 2, m.y - 3 * s);
     if (m.i === d.selected) {
@@ -314,15 +316,16 @@ function drawGrid(g) {
 }
 
 // Token labels left of a map (queries) and under it (keys), thinned to fit the cells (never the
-// focus token's, drawn bold and red); tokens left without a label go to g.unlabelled
+// focus tokens', drawn bold and red); tokens left without a label go to g.unlabelled
 function drawLabels(g, ctx, m) {
   if (!m.left && !m.bottom) return;  // a thumbnail
-  const G = g.layout.G, cell = m.size / G, f = g.layout.font, focus = g.data.focus;
+  const G = g.layout.G, cell = m.size / G, f = g.layout.font, focus = g.focusSet;
   const step = Math.max(1, Math.ceil((f * 0.85) / cell));
   for (let t = 0; t < G; t++) {
-    if (t % step && t !== focus) { g.unlabelled.add(t); continue; }
-    ctx.font = (t === focus ? "bold " : "") + fontPx(f);
-    ctx.fillStyle = t === focus ? "#d62728" : g.data.special[t] ? "#767676" : "#31333f";
+    const isFocus = focus.has(t);
+    if (t % step && !isFocus) { g.unlabelled.add(t); continue; }
+    ctx.font = (isFocus ? "bold " : "") + fontPx(f);
+    ctx.fillStyle = isFocus ? "#d62728" : g.data.special[t] ? "#767676" : "#31333f";
     const mid = (t + 0.5) * cell;
     if (m.left) {
       ctx.textAlign = "right";
@@ -491,6 +494,7 @@ function renderGrid(g) {
   g.count = d.maps.shape[0];
   g.lut = colorLut(d.colorscale);
   g.labels = d.tokens.map((t) => shown(t, 14));
+  g.focusSet = new Set(d.focus_set ?? (d.focus === null || d.focus === undefined ? [] : [d.focus]));
   redrawGrid(g);
 }
 
@@ -503,6 +507,7 @@ function redrawGrid(g) {
   g.host.dataset.heads = String(g.data.heads);
   g.host.dataset.selected = g.data.selected === null ? "" : String(g.data.selected + 1);
   // where each map is on the canvas (CSS px), for tests that point at a cell
+  g.host.dataset.room = String(g.layout.room);  // the labels' room left of and under the maps
   g.host.dataset.layout = JSON.stringify(g.layout.maps.map(({ i, x, y, size, thumb }) => ({ i, x, y, size, thumb: !!thumb })));
   markPx(g.host, { labelPx: g.drawnPx.label, titlePx: g.drawnPx.title, numberPx: g.layout.px.number,
     unlabelled: g.unlabelled.size });
@@ -916,7 +921,7 @@ function drawFocus(f) {
   ctx.textAlign = "center";
   ctx.textBaseline = "middle";
   const by = d.by ? `, ${d.by}` : "";
-  ctx.fillText(`Top key of \u201c${shown(d.focus, 30)}\u201d in every head${by}`, g.W / 2, g.title / 2, g.W);
+  ctx.fillText(`Top key of ${d.focus_title ?? `\u201c${shown(d.focus, 30)}\u201d`} in every head${by}`, g.W / 2, g.title / 2, g.W);
   for (let h = 0; h < d.heads; h++) {
     ctx.font = (h === d.head ? "bold " : "") + fontPx(P.head);
     ctx.fillStyle = h === d.head ? "#d62728" : "#31333f";
@@ -1123,6 +1128,740 @@ function renderBars(b) {
   b.host.dataset.geometry = JSON.stringify({ left: g.left, top: g.top, slot: g.slot, h: g.plotH });
 }
 
+// The Explorer's numbers, derived in the browser from every layer's token-level maps (Python:
+// explorer_payload.py): the view the switches choose (whole words, hidden [CLS]/[SEP], by norm),
+// the mean of the heads, entropies, the default head, the rows of one or several focus tokens, the
+// bars' segments and the summed head's summary. The mirror of mha_core.shown and mha_core.metrics
+// (tests/unit/test_explore_js.py runs both on the same maps). No DOM here.
+
+// The decoded payload: maps (L', H + 1, T, T) with the summed head last, norm shares (L', H, T, T),
+// their row sums (L', H, T); long texts: the focus tokens' rows in every layer (frows*)
+function exSource(d) {
+  const T = d.tokens.length, H = d.heads, rows = (name) => decodeRows(d, name);
+  const src = { T, H, L: d.layers, sent: d.sent, maps: rows("maps"), cache: new Map() };
+  if (d.vnorm) src.vnorm = decode(d.vnorm);  // (L, H, T): ||f(x_j)|| per head and key
+  if (d.frows) {
+    src.frowsAt = d.frows_at;
+    src.frows = rows("frows");
+  }
+  return src;
+}
+
+// Rows sent as explorer_payload.rows: the ordinary tokens' levels times their row's sum (name_ns)
+function decodeRows(d, name) {
+  const a = decode(d[name]), total = decode(d[`${name}_ns`]), T = d.tokens.length;
+  const ordinary = [...Array(T).keys()].filter((t) => !d.special[t]);
+  for (let r = 0; r < total.length; r++) for (const t of ordinary) a[r * T + t] *= total[r];
+  return a;
+}
+
+// The shown labels for the switches: groups of token positions, their labels and flags, and for
+// each the token a click masks. Whole words merge pieces (Clark et al. 2019); hiding drops the
+// groups that are all special (unless nothing would be left), as mha_core.shown.explorer_view.
+function shownView(d, words, hide) {
+  const T = d.tokens.length;
+  let groups = words ? d.groups : [...Array(T).keys()].map((t) => [t]);
+  let labels = words ? d.words : d.tokens;
+  let special = groups.map((g) => g.every((t) => d.special[t]));
+  let punct = words ? d.word_punct : d.punct;
+  const idx = [...groups.keys()].filter((i) => !(hide && special[i]));
+  const kept = idx.length ? idx : [...groups.keys()];
+  const hidden = kept.length < groups.length;
+  groups = kept.map((i) => groups[i]);
+  labels = kept.map((i) => labels[i]);
+  punct = kept.map((i) => punct[i]);
+  special = hidden ? kept.map(() => false) : kept.map((i) => special[i]);
+  const maskable = groups.map((g) => d.maskable[g[0]]);
+  return { words, hide: hidden, groups, labels, special, punct, maskable, G: groups.length };
+}
+
+// Where a token-level row lives: {arr, off, scale} for (layer, head, query), head H the summed
+// head; byNorm: the norm map's row, alpha_ij ||f(x_j)|| (mul: the value norms at moff), divided by
+// its sum unless raw (norms.norm_maps, row_normalised). null when not sent (a long text).
+function tokenRow(src, layer, head, q, byNorm, raw) {
+  const { T, H } = src, li = src.sent.indexOf(layer);
+  let r = null;
+  if (li >= 0) r = { arr: src.maps, off: ((li * (H + 1) + head) * T + q) * T, scale: 1 };
+  else {
+    const f = src.frowsAt ? src.frowsAt.indexOf(q) : -1;
+    if (f < 0 || head >= H) return null;
+    r = { arr: src.frows, off: ((layer * H + head) * src.frowsAt.length + f) * T, scale: 1 };
+  }
+  if (!byNorm || head >= H) return r;
+  if (!src.vnorm) return null;
+  const moff = (layer * H + head) * T;
+  let tot = 0;
+  for (let k = 0; k < T; k++) tot += r.arr[r.off + k] * src.vnorm[moff + k];
+  return { ...r, mul: src.vnorm, moff, scale: raw ? 1 : tot > 0 ? 1 / tot : 0 };
+}
+
+// Shown row gi of (layer, head) into out[o..o+G): attention to a group summed over its pieces,
+// from it averaged over its pieces; hidden tokens' rows renormalised (not raw). false if not sent.
+function shownRow(src, sv, layer, head, gi, byNorm, raw, out, o) {
+  const qs = sv.groups[gi];
+  out.fill(0, o, o + sv.G);
+  for (const q of qs) {
+    const r = tokenRow(src, layer, head, q, byNorm, raw);
+    if (!r) return false;
+    for (let j = 0; j < sv.G; j++) {
+      let s = 0;
+      if (r.mul) for (const k of sv.groups[j]) s += r.arr[r.off + k] * r.mul[r.moff + k];
+      else for (const k of sv.groups[j]) s += r.arr[r.off + k];
+      out[o + j] += (s * r.scale) / qs.length;
+    }
+  }
+  if (sv.hide && !raw) {
+    let tot = 0;
+    for (let j = 0; j < sv.G; j++) tot += out[o + j];
+    if (tot > 0) for (let j = 0; j < sv.G; j++) out[o + j] /= tot;
+  }
+  return true;
+}
+
+// One layer as shown: maps (H + 2, G, G) = heads, summed head, mean of the heads; raw (H + 2, G, G)
+// the raw norms behind by-norm maps (NaN for the summed head, which has no norm form), else null
+function layerMaps(src, sv, layer, byNorm) {
+  const key = `${layer}|${sv.words}|${sv.hide}|${byNorm}`;
+  if (src.cache.has(key)) return src.cache.get(key);
+  if (!src.sent.includes(layer)) return null;
+  const { H } = src, G = sv.G, n = G * G;
+  const maps = new Float32Array((H + 2) * n), raw = byNorm ? new Float32Array((H + 2) * n) : null;
+  for (let h = 0; h <= H; h++) {
+    for (let i = 0; i < G; i++) {
+      shownRow(src, sv, layer, h, i, byNorm && h < H, false, maps, h * n + i * G);
+      if (raw && h < H) shownRow(src, sv, layer, h, i, true, true, raw, h * n + i * G);
+    }
+  }
+  for (let c = 0; c < n; c++) {
+    let s = 0, r = 0;
+    for (let h = 0; h < H; h++) { s += maps[h * n + c]; if (raw) r += raw[h * n + c]; }
+    maps[(H + 1) * n + c] = s / H;
+    if (raw) { raw[H * n + c] = NaN; raw[(H + 1) * n + c] = r / H; }
+  }
+  const out = { maps, raw, G, entropy: [...Array(H + 2).keys()].map((m) => entropyOf(maps, m * n, G)) };
+  if (src.cache.size > 24) src.cache.delete(src.cache.keys().next().value);
+  src.cache.set(key, out);
+  return out;
+}
+
+// Mean row entropy in nats of the G x G map at maps[off..] (metrics.entropy)
+function entropyOf(maps, off, G) {
+  let tot = 0;
+  for (let i = 0; i < G; i++) {
+    let h = 0;
+    for (let j = 0; j < G; j++) {
+      const p = Math.max(0, maps[off + i * G + j]);
+      h -= p * Math.log(Math.max(p, 1e-12));
+    }
+    tot += h;
+  }
+  return tot / G;
+}
+
+// metrics.word_focus: per head, the mean over word queries of the largest weight a word puts on
+// another word (not itself, not special, not punctuation); the default enlarged head is its argmax
+function wordFocus(lm, sv, H) {
+  const G = sv.G, n = G * G, isWord = sv.labels.map((_, i) => !(sv.special[i] || sv.punct[i]));
+  const nw = isWord.filter(Boolean).length;
+  return [...Array(H).keys()].map((h) => {
+    if (nw < 2) return 0;
+    let tot = 0;
+    for (let i = 0; i < G; i++) {
+      if (!isWord[i]) continue;
+      let best = 0;
+      for (let j = 0; j < G; j++) if (j !== i && isWord[j]) best = Math.max(best, lm.maps[h * n + i * G + j]);
+      tot += best;
+    }
+    return tot / nw;
+  });
+}
+
+function argmax(xs) {
+  let b = 0;
+  for (let i = 1; i < xs.length; i++) if (xs[i] > xs[b]) b = i;
+  return b;
+}
+
+// The focus tokens' combined rows in every head of every layer: the mean of their shown rows
+// (each sums to 1, so the mean does: the same rule as a word's pieces). (L, H, G) with NaN rows
+// where a layer was not sent; byNorm: the norm shares
+function focusRows(src, sv, focus, byNorm) {
+  const { L, H } = src, G = sv.G, out = new Float32Array(L * H * G), row = new Float32Array(G);
+  for (let l = 0; l < L; l++) {
+    for (let h = 0; h < H; h++) {
+      const o = (l * H + h) * G;
+      for (const f of focus) {
+        if (!shownRow(src, sv, l, h, f, byNorm, false, row, 0)) { out.fill(NaN, o, o + G); break; }
+        for (let j = 0; j < G; j++) out[o + j] += row[j] / focus.length;
+      }
+    }
+  }
+  return out;
+}
+
+// Each head's top key and its weight from focus rows (L, H, G): the focus grid's cells
+function topKeys(rows, L, H, G) {
+  const top = new Int16Array(L * H), weight = new Float32Array(L * H);
+  for (let i = 0; i < L * H; i++) {
+    let b = 0;
+    for (let j = 1; j < G; j++) if (rows[i * G + j] > rows[i * G + b]) b = j;
+    top[i] = b;
+    weight[i] = rows[i * G + b];
+  }
+  return { top, weight };
+}
+
+// figures.focus.token_colors: one colour per shown token, a word (any case) the same everywhere
+function tokenColors(d, labels, special) {
+  const words = new Map();
+  return labels.map((t, i) => {
+    if (special[i]) return d.special_colors[t] ?? d.special_color;
+    const w = String(t).toLowerCase();
+    if (!words.has(w)) words.set(w, words.size);
+    return d.palette[words.get(w) % d.palette.length];
+  });
+}
+
+// figures.focus.key_segments: one layer's focus rows (H, G) split by word (a word found twice is
+// one target), in sentence order; words under minWeight in every head join "other keys" (null)
+function keySegments(d, rows, sv, colors, minWeight = 0.05) {
+  const H = rows.length / sv.G, G = sv.G, groups = new Map();
+  sv.labels.forEach((w, t) => { const k = String(w).toLowerCase(); if (!groups.has(k)) groups.set(k, []); groups.get(k).push(t); });
+  const segs = [], shown = new Float32Array(H);
+  for (const pos of groups.values()) {
+    const y = new Float32Array(H);
+    for (let h = 0; h < H; h++) for (const t of pos) y[h] += rows[h * G + t];
+    if (Math.max(...y) < minWeight) continue;
+    for (let h = 0; h < H; h++) shown[h] += y[h];
+    segs.push([sv.labels[pos[0]], colors[pos[0]], y]);
+  }
+  if (segs.length < groups.size) {
+    const rest = new Float32Array(H);
+    for (let h = 0; h < H; h++) { let s = 0; for (let j = 0; j < G; j++) s += rows[h * G + j]; rest[h] = s - shown[h]; }
+    segs.push([null, d.other_color, rest]);
+  }
+  return segs;
+}
+
+// metrics.map_summary of the G x G map at maps[off..]: entropy, the key with the most weight on
+// average (top, top_share), the mean weight on the previous token, itself and the next token
+function mapSummary(maps, off, G) {
+  const perKey = new Float32Array(G);
+  for (let i = 0; i < G; i++) for (let j = 0; j < G; j++) perKey[j] += maps[off + i * G + j] / G;
+  const top = argmax(perKey);
+  const diag = (k) => {
+    let s = 0, n = 0;
+    for (let i = Math.max(0, -k); i < G && i + k < G; i++) { s += maps[off + i * G + i + k]; n++; }
+    return n ? s / n : 0;
+  };
+  return { entropy: entropyOf(maps, off, G), top, top_share: perKey[top], prev_share: diag(-1),
+    self_share: diag(0), next_share: diag(1) };
+}
+
+// link.resolve_focus: a token's text (first occurrence, any case) or "#i"; several as "#i,#j"
+function resolveFocus(raw, labels) {
+  const lowered = labels.map((x) => String(x).toLowerCase()), s = String(raw);
+  const one = (p) => {
+    if (lowered.includes(p.toLowerCase())) return lowered.indexOf(p.toLowerCase());
+    const m = /^#(\d{1,6})$/.exec(p);
+    return m && +m[1] < labels.length ? +m[1] : null;
+  };
+  const whole = one(s);
+  if (whole !== null) return [whole];
+  const parts = s.split(",").map((p) => (p.startsWith("#") ? one(p) : null));
+  return parts.length > 1 && parts.every((p) => p !== null) ? [...new Set(parts)].sort((a, b) => a - b) : null;
+}
+
+// link.focus_param: one token by its text when that finds it, else "#i"; several as "#i,#j"
+function focusParam(labels, focus) {
+  if (focus.length === 1) {
+    const r = resolveFocus(labels[focus[0]], labels);
+    return r && r.length === 1 && r[0] === focus[0] ? String(labels[focus[0]]) : `#${focus[0]}`;
+  }
+  return focus.map((f) => `#${f}`).join(",");
+}
+
+// The Explorer as one view (data.view "explorer", explorer_payload.py): its controls
+// (excontrols.js) and four parts drawn by the existing views: the heads of one layer
+// (grid), where the focus tokens look in every head of every layer (focus), the enlarged head (big
+// grid) and the focus tokens' bars. Every view change is drawn here from the maps sent once per
+// sentence: nothing goes to the server but a click that masks a token, and, for a text longer
+// than data.local tokens, a layer or focus the page has not sent (the wait is shown).
+
+const EX_PARTS = [["grid", "ex_grid", "grid"], ["focus", "ex_focus_grid", "focus"],
+  ["big", "ex_big", "grid"], ["bars", "ex_focus_bars", "bars"]];
+const EX_WINDOW = 40, EX_PRESENT_WINDOW = 16; // the most tokens a map shows (payload.WINDOW)
+
+function setupExplorer(x) {
+  x.root.classList.add("hs-ex");
+  x.controls = el("div", "hs-ex-controls");
+  x.tokens = el("div", "hs-ex-tokens");
+  x.status = el("div", "hs-ex-status");
+  x.status.setAttribute("role", "status");
+  x.status.setAttribute("aria-live", "polite");
+  x.notes = el("div", "hs-ex-notes");
+  const top = el("div", "hs-ex-top"), bottom = el("div", "hs-ex-bottom");
+  const side = el("div", "hs-ex-side"), bigCol = el("div", "hs-ex-bigcol");
+  x.parts = {};
+  for (const [name, part, kind] of EX_PARTS) {
+    // classed as a keyed Streamlit element would be, so that tests find a part as they find
+    // one (testkit.browser.FIND): .st-key-ex_grid [data-drawn]
+    const wrap = el("div", `hs-part st-key-${part}`), host = el("div", "hs-part-host");
+    wrap.append(host);
+    host.dataset.part = part;
+    const root = el("div", "hs-root");
+    host.append(root);
+    const p = createState(host, root, kind);
+    p.wrap = wrap;
+    p.component = { setTriggerValue: (k, v) => exPartEvent(x, name, k, v), setStateValue() {} };
+    x.parts[name] = p;
+  }
+  x.caption = el("div", "hs-ex-caption");
+  side.append(x.parts.focus.wrap, x.caption);
+  x.downloads = el("div", "hs-bar");
+  bigCol.append(x.parts.big.wrap, x.downloads);
+  top.append(x.parts.grid.wrap, side);
+  bottom.append(bigCol, x.parts.bars.wrap);
+  x.root.append(x.controls, x.tokens, x.notes, x.status, top, bottom);
+  setupExplorerControls(x);
+  // the maps' PNG and SVG at the end of the row of controls: the first screen is the maps'
+  const bar = x.parts.grid.root.querySelector(".hs-bar");
+  bar.classList.add("hs-ex-saves");
+  x.controls.append(bar);
+}
+
+// A click inside a part: a head enlarged, a layer and head opened, a token masked (the server)
+function exPartEvent(x, name, kind, value) {
+  if (kind === "head" && name === "grid") exSet(x, { head: value, headAuto: false });
+  else if (kind === "cell") exSet(x, { layer: value[0], head: value[1], headAuto: false });
+  else if (kind === "token") {
+    const i = x.view.lo + value, pos = x.sv.maskable[i];
+    if (pos !== null && pos !== undefined) x.component.setTriggerValue("mask", [pos, String(x.sv.labels[i])]);
+  }
+}
+
+// New data from the server: a new sentence, model or imposed view. The view the reader made is
+// kept (the focus by its token, as link.kept_focus) unless the server imposes one (a link or an
+// example: data.impose with a new seq).
+function renderExplorer(x) {
+  const d = x.data, old = x.view, prevLabels = x.sv ? x.sv.labels : null;
+  x.src = exSource(d);
+  x.root.classList.toggle("present", !!d.present);
+  let imp = d.impose && d.impose.seq !== x.seq ? d.impose : null;
+  if (imp) x.seq = imp.seq;
+  else if (!old && d.link) imp = exFromAddress(d);  // drawn afresh (a new session): the address bar's view
+  const v = { layer: 0, head: 0, headAuto: true, focus: null, words: false, hide: false, norm: false, lo: 0 };
+  if (old) Object.assign(v, old);
+  if (imp) {
+    for (const k of ["layer", "words", "hide", "norm"]) if (imp[k] !== undefined && imp[k] !== null) v[k] = imp[k];
+    if (imp.head !== undefined && imp.head !== null) { v.head = imp.head; v.headAuto = false; }
+  } else if (!old) v.layer = d.sent.length === 1 ? d.sent[0] : d.initial_layer ?? 0;
+  v.norm = v.norm && d.norms;
+  v.layer = Math.min(Math.max(0, v.layer), d.layers - 1);
+  v.head = Math.min(Math.max(0, v.head), d.heads - 1);
+  const sv = shownView(d, v.words, v.hide);
+  if (imp && imp.focus) v.focus = imp.focus.filter((f) => f < sv.G);
+  else if (v.focus && prevLabels) v.focus = keptFocus(v.focus, prevLabels, sv.labels);
+  if (!v.focus || !v.focus.length) v.focus = [d.default_focus[v.words ? 1 : 0] ?? 0].filter((f) => f < sv.G);
+  if (!v.focus.length) v.focus = [0];
+  x.view = v;
+  x.pending = null;
+  exDraw(x, true);
+}
+
+// The view in the address bar (the link parameters explorer.js writes), or null without one
+function exFromAddress(d) {
+  const q = new URLSearchParams(window.location.search), on = (k) => /^(1|true|yes|on)$/i.test(q.get(k) ?? "");
+  if (!q.has("layer")) return null;
+  const n = (k, hi) => { const v = parseInt(q.get(k), 10); return Number.isFinite(v) ? Math.min(Math.max(v, 1), hi) - 1 : null; };
+  const v = { layer: n("layer", d.layers), head: n("head", d.heads), words: on("words"), hide: on("nospecial"), norm: on("norms") };
+  if (q.has("focus")) v.focus = resolveFocus(q.get("focus"), shownView(d, v.words, v.hide).labels);
+  return v;
+}
+
+// link.kept_focus for each focus token: the same position while it holds the same token, else
+// the token's first occurrence; tokens not found are dropped
+function keptFocus(focus, before, labels) {
+  const out = [];
+  for (const f of focus) {
+    const t = before[f];
+    if (f < labels.length && labels[f] === t) out.push(f);
+    else { const r = resolveFocus(String(t ?? ""), labels); if (r && r.length === 1) out.push(r[0]); }
+  }
+  return [...new Set(out)].sort((a, b) => a - b);
+}
+
+// A view change from a control, a click or a key: redrawn here, the address bar follows
+function exSet(x, change) {
+  const v = x.view, before = { ...v };
+  Object.assign(v, change);
+  v.layer = Math.min(Math.max(0, v.layer), x.data.layers - 1);
+  v.head = Math.min(Math.max(0, v.head), x.data.heads - 1);
+  if (change.words !== undefined || change.hide !== undefined) {  // a position in another view
+    const labels = x.sv.labels, sv = shownView(x.data, v.words, v.hide);
+    v.focus = keptFocus(before.focus.map((f) => f), labels, sv.labels);
+    if (!v.focus.length) v.focus = [Math.min(x.data.default_focus[v.words ? 1 : 0] ?? 0, sv.G - 1)];
+  }
+  exDraw(x, false);
+}
+
+// Everything drawn for the current view. A long text's layer or focus not sent: asked for once
+// (trigger "need"), the wait shown, the parts keep their last drawing until it comes.
+function exDraw(x, fresh) {
+  const t0 = performance.now(), d = x.data, v = x.view;
+  const sv = (x.sv = shownView(d, v.words, v.hide));
+  const lm = layerMaps(x.src, sv, v.layer, v.norm);
+  const need = d.frows_at && v.focus.some((f) => sv.groups[f].some((t) => !d.frows_at.includes(t)));
+  if (!lm || need) {
+    const focus = [...new Set(v.focus.flatMap((f) => sv.groups[f]))].sort((a, b) => a - b);
+    const ask = JSON.stringify([v.layer, focus]);
+    if (x.pending !== ask) { x.pending = ask; x.component.setTriggerValue("need", { layer: v.layer, focus }); }
+    exSyncControls(x);  // the controls show what was asked for; the status says the wait
+    x.status.textContent = `Loading layer ${v.layer + 1} from the server (a text over ${d.local} tokens travels one layer at a time)\u2026`;
+    x.host.dataset.waiting = "true";
+    x.root.classList.add("waiting");  // the status shown, not only announced
+    return;
+  }
+  x.host.dataset.waiting = "";
+  x.root.classList.remove("waiting");
+  if (v.headAuto && lm.focusHead === undefined) lm.focusHead = argmax(wordFocus(layerMaps(x.src, sv, v.layer, false), sv, d.heads));
+  if (v.headAuto) v.head = lm.focusHead;
+  const win = d.present ? EX_PRESENT_WINDOW : EX_WINDOW;
+  const W = Math.min(win, sv.G);
+  if (fresh || v.lo + W > sv.G || !v.focus.some((f) => f >= v.lo && f < v.lo + W)) {
+    v.lo = Math.min(Math.max(v.focus[0] - Math.floor(W / 2), 0), sv.G - W);
+  }
+  x.W = W;
+  exDrawParts(x, sv, lm);
+  exSyncControls(x);
+  exWriteLink(x);
+  x.host.dataset.drawMs = (performance.now() - t0).toFixed(1);
+  x.host.dataset.view = "explorer";
+  x.host.dataset.layer = String(v.layer + 1);
+  x.host.dataset.head = String(v.head + 1);
+  x.host.dataset.focus = v.focus.join(",");
+  x.host.dataset.switches = `${v.words ? "words " : ""}${v.hide ? "hide " : ""}${v.norm ? "norm" : ""}`.trim();
+  x.host.dataset.drawn = d.tokens.join(" ");
+}
+
+// The four parts' payloads, in the format of payload.py's grid/focus/bars payloads (arrays
+// already decoded), drawn by grid.js, focus.js and bars.js
+function exDrawParts(x, sv, lm) {
+  const d = x.data, v = x.view, H = d.heads, G = sv.G, lo = v.lo, W = x.W, by = v.norm;
+  // the notes above the maps first, then every part's width read at once: one layout of the
+  // page, not one per part (a canvas resized makes the next read lay the page out again)
+  exCaptions(x, sv, lm);
+  const parts = Object.values(x.parts), live = parts.map((p) => p.width);
+  const widths = live.map((w) => w());
+  parts.forEach((p, i) => { p.width = () => widths[i]; });
+  const labels = sv.labels.slice(lo, lo + W), special = sv.special.slice(lo, lo + W);
+  const win = (maps, M) => sliceMaps(maps, M, G, lo, W);
+  const nats = (m) => lm.entropy[m].toFixed(2);
+  const titles = [...Array(H).keys()].map((h) => `head ${h + 1} \u00b7 ${nats(h)} nats`);
+  titles.push(`summed head${by ? " (weights)" : ""} \u00b7 ${nats(H)} nats`, `mean of heads \u00b7 ${nats(H + 1)} nats`);
+  const focusIn = v.focus.filter((f) => f >= lo && f < lo + W).map((f) => f - lo);
+  const common = { tokens: labels, special, colorscale: d.colorscale, head_colors: d.head_colors,
+    special_color: d.special_color, scale: d.scale, present: d.present, range: [0, 1],
+    legend: by ? "share of \u2016\u03b1f\u2016" : "weight", focus: focusIn[0] ?? null, focus_set: focusIn };
+  const meta = { model: d.meta?.model, text: d.meta?.text };
+  const tag = `layer ${v.layer + 1}${by ? " by norm" : ""}`;
+  exPart(x.parts.grid, { ...common, view: "grid", maps: { values: win(lm.maps, H + 2), shape: [H + 2, W, W] },
+    raw: lm.raw ? { values: win(lm.raw, H + 2) } : null, titles, heads: H, selected: v.head, fit: true,
+    maskable: sv.maskable.slice(lo, lo + W).map((m) => m !== null && m !== undefined),
+    short_titles: [...Array(H).keys()].map((h) => `H${h + 1} \u00b7 ${nats(h)}`),
+    filename: `attention_L${v.layer + 1}${by ? "_norm" : ""}`, tag, meta: { ...meta, title: tag } }, labels);
+  const one = (arr) => arr.slice(v.head * G * G, (v.head + 1) * G * G);
+  const bigTitle = `layer ${v.layer + 1}, head ${v.head + 1}${by ? " \u00b7 by norm" : ""}`;
+  exPart(x.parts.big, { ...common, view: "grid", maps: { values: sliceMaps(one(lm.maps), 1, G, lo, W), shape: [1, W, W] },
+    raw: lm.raw ? { values: sliceMaps(one(lm.raw), 1, G, lo, W) } : null, titles: [`${bigTitle} \u00b7 ${nats(v.head)} nats`],
+    heads: 0, big: true, selected: null, fit: false, filename: exStem(v), tag: `${tag} head ${v.head + 1}`,
+    meta: { ...meta, title: bigTitle } }, labels);
+  const rows = focusRows(x.src, sv, v.focus, by), { top, weight } = topKeys(rows, d.layers, H, G);
+  const colors = tokenColors(d, sv.labels, sv.special), name = exFocusName(sv, v.focus);
+  exPart(x.parts.focus, { view: "focus", layers: d.layers, heads: H, top: { values: top }, weight: { values: weight },
+    colors, focus: sv.labels[v.focus[0]], focus_title: name, layer: v.layer, head: v.head, by: by ? "by norm" : "", tokens: sv.labels,
+    special: sv.labels.map(() => false), scale: d.scale, present: d.present, filename: "focus",
+    tag: `focus ${v.focus.join(",")}${by ? " by norm" : ""}` }, sv.labels);
+  const layerRows = rows.subarray(v.layer * H * G, (v.layer + 1) * H * G);
+  const segs = keySegments(d, layerRows, sv, colors);
+  exPart(x.parts.bars, { view: "bars", heads: H, values: { values: Float32Array.from(segs.flatMap((s) => [...s[2]])) },
+    names: segs.map((s) => (s[0] === null ? null : String(s[0]))), colors: segs.map((s) => s[1]),
+    title: `Layer ${v.layer + 1}: where ${name} attends, per head`, value: by ? "share of \u2016\u03b1f\u2016" : "weight",
+    tokens: sv.labels, special: sv.labels.map(() => false), scale: d.scale, present: d.present,
+    filename: `focus_bars_L${v.layer + 1}`, tag: `bars ${v.layer + 1} ${v.focus.join(",")}${by ? " by norm" : ""}` }, sv.labels);
+  parts.forEach((p, i) => { p.width = live[i]; });  // live again (a resize of the window)
+}
+
+// One part drawn with its payload; its host marked as main.js marks a component's
+function exPart(p, data, drawnTokens) {
+  const t0 = performance.now();
+  p.data = data;
+  if (p.kind === "grid") renderGrid(p);
+  else if (p.kind === "focus") renderFocus(p);
+  else renderBars(p);
+  p.host.dataset.view = p.kind;
+  p.host.dataset.tag = data.tag;
+  p.host.dataset.drawMs = (performance.now() - t0).toFixed(1);
+  p.host.dataset.drawn = drawnTokens.join(" ");
+  CANVAS_STATE.set(p.main, p);
+}
+
+// maps (M, G, G) -> (M, W, W): rows and columns lo..lo+W
+function sliceMaps(maps, M, G, lo, W) {
+  if (W === G) return maps;
+  const out = new Float32Array(M * W * W);
+  for (let m = 0; m < M; m++) for (let i = 0; i < W; i++) {
+    out.set(maps.subarray(m * G * G + (lo + i) * G + lo, m * G * G + (lo + i) * G + lo + W), (m * W + i) * W);
+  }
+  return out;
+}
+
+function exStem(v) {
+  return `attention_L${v.layer + 1}_H${v.head + 1}${v.norm ? "_norm" : ""}`;
+}
+
+// The focus tokens as the titles say them: \u201cwith\u201d, or \u201cwith\u201d + \u201ca\u201d (mean)
+function exFocusName(sv, focus) {
+  const q = focus.map((f) => `\u201c${shown(sv.labels[f], 20)}\u201d`);
+  return q.length === 1 ? q[0] : `${q.slice(0, 4).join(" + ")}${q.length > 4 ? ` + ${q.length - 4} more` : ""} (mean)`;
+}
+
+// The Explorer's controls (explorer.js), native elements with accessible names: the layer slider,
+// the head select, the switches, the focus tokens (a click picks one, shift-click or
+// Shift+arrow adds; arrows move), the token window, Copy link and the enlarged head's CSV/JSON.
+// The view they show is announced (a status region) and kept in the address bar.
+
+function exControl(label, input, help) {
+  const wrap = el("label", "hs-ex-ctl");
+  wrap.append(el("span", "hs-ex-lab", label), input);
+  if (help) wrap.title = help;
+  return wrap;
+}
+
+function exSwitch(x, label, key, help) {
+  const box = el("input");
+  box.type = "checkbox";
+  box.setAttribute("role", "switch");
+  box.addEventListener("change", () => exSet(x, { [key]: box.checked }));
+  const wrap = el("label", "hs-ex-switch");
+  wrap.append(box, el("span", "", label));
+  wrap.title = help;
+  return { wrap, box };
+}
+
+function setupExplorerControls(x) {
+  const c = (x.ctl = {});
+  c.layer = el("input");
+  c.layer.type = "range";
+  c.layer.min = "1";
+  c.layer.addEventListener("input", () => exSet(x, { layer: +c.layer.value - 1 }));
+  c.layerOut = el("span", "hs-ex-out");
+  const layerBox = exControl("Layer", c.layer);
+  layerBox.append(c.layerOut);
+  c.head = el("select", "hs-select");
+  c.head.addEventListener("change", () => exSet(x, { head: +c.head.value, headAuto: false }));
+  const headBox = exControl("Head", c.head, "The head shown large. Until you choose, it is the one whose words look most " +
+    "sharply at other words (the mean, over the words, of the largest weight a word puts on another word, " +
+    "leaving out the special tokens, punctuation and itself).");
+  c.words = exSwitch(x, "Whole words", "words", "Merge subword pieces into words (Clark et al. 2019): attention to a word is summed over its pieces, attention from it averaged.");
+  c.hide = exSwitch(x, "Hide [CLS]/[SEP]", "hide", "Drop the special tokens and renormalise each row to sum to 1.");
+  c.norm = exSwitch(x, "By norm", "norm", "Kobayashi et al. 2020: how much of each token's vector reaches the token that looks, through the head: \u2016\u03b1 f(x)\u2016, the weight times the norm of the token's transformed value vector f(x) = (x W_V + b_V) W_O (each row divided by its sum; the hover gives the raw norm).");
+  c.copy = el("button", "hs-btn", "Copy link");
+  c.copy.addEventListener("click", () => exCopyLink(x));
+  c.linkBox = el("div", "hs-ex-linkbox");
+  c.linkBox.hidden = true;
+  // the switches: in the row, or on a projector behind a "View" button (the row must stay one line)
+  c.view = el("button", "hs-btn hs-ex-viewbtn", "View \u25be");
+  c.view.setAttribute("aria-expanded", "false");
+  c.switches = el("span", "hs-ex-switches");
+  c.switches.append(c.words.wrap, c.hide.wrap, c.norm.wrap);
+  c.view.addEventListener("click", () => {
+    const open = c.view.getAttribute("aria-expanded") !== "true";
+    c.view.setAttribute("aria-expanded", String(open));
+    x.root.classList.toggle("view-open", open);
+  });
+  x.controls.append(layerBox, headBox, c.view, c.switches, c.copy);
+  x.controls.setAttribute("role", "toolbar");
+  x.controls.setAttribute("aria-label", "Explorer view");
+  x.tokens.setAttribute("role", "group");
+  x.tokens.setAttribute("aria-label", "Focus tokens");
+  c.window = el("input");
+  c.window.type = "range";
+  c.window.min = "0";
+  c.window.addEventListener("input", () => { x.view.lo = +c.window.value; exDraw(x, false); });
+  c.windowBox = exControl("First token shown", c.window, "The maps show a window of tokens so that every label stays readable; the focus grid and bars use every token.");
+  x.notes.before(c.linkBox);
+  x.tokens.addEventListener("keydown", (e) => exTokenKey(x, e));
+  const csv = el("button", "hs-btn", "Download CSV"), json = el("button", "hs-btn", "Download JSON");
+  csv.addEventListener("click", () => exDownload(x, "csv"));
+  json.addEventListener("click", () => exDownload(x, "json"));
+  x.downloads.append(csv, json);
+}
+
+// The controls show the view (after any change, from whichever control or click)
+function exSyncControls(x) {
+  const d = x.data, v = x.view, c = x.ctl, sv = x.sv;
+  c.layer.max = String(d.layers);
+  c.layer.value = String(v.layer + 1);
+  c.layer.disabled = d.layers < 2;
+  c.layerOut.textContent = `${v.layer + 1} of ${d.layers}`;
+  if (c.head.options.length !== d.heads) {
+    c.head.replaceChildren(...[...Array(d.heads).keys()].map((h) => { const o = el("option", "", `head ${h + 1}`); o.value = String(h); return o; }));
+  }
+  c.head.value = String(v.head);
+  c.words.box.checked = v.words;
+  c.hide.box.checked = v.hide;
+  c.hide.wrap.lastChild.textContent = `Hide ${d.names[0]}/${d.names[1]}`;
+  c.norm.box.checked = v.norm;
+  c.norm.wrap.hidden = !d.norms;
+  exTokenButtons(x);
+  if (sv.G > x.W) {
+    c.window.max = String(sv.G - x.W);
+    c.window.value = String(v.lo);
+    x.tokens.after(c.windowBox);
+  } else c.windowBox.remove();
+  x.status.textContent = `Layer ${v.layer + 1} of ${d.layers}, head ${v.head + 1}, focus ${exFocusName(sv, v.focus)}` +
+    `${v.words ? ", whole words" : ""}${v.hide ? `, ${d.names[0]} and ${d.names[1]} hidden` : ""}${v.norm ? ", by norm" : ""}`;
+}
+
+// One button per shown token, pressed when it is a focus token; one of them in the tab order
+function exTokenButtons(x) {
+  const sv = x.sv, v = x.view, on = new Set(v.focus);
+  const key = sv.labels.join("\u0000");
+  if (x.tokensKey !== key) {
+    x.tokensKey = key;
+    x.tokens.replaceChildren(el("span", "hs-ex-lab", "Focus"), ...sv.labels.map((t, i) => {
+      const b = el("button", "hs-tok", shown(t, 24));
+      b.type = "button";
+      b.dataset.i = String(i);
+      b.addEventListener("click", (e) => exPick(x, i, e.shiftKey));
+      return b;
+    }));
+  }
+  for (const b of x.tokens.querySelectorAll("button.hs-tok")) {
+    const i = +b.dataset.i;
+    b.setAttribute("aria-pressed", String(on.has(i)));
+    b.tabIndex = i === v.focus[0] ? 0 : -1;
+    b.classList.toggle("in-window", i >= v.lo && i < v.lo + x.W);
+  }
+}
+
+// A click picks one focus token; shift-click adds it (or takes it out, keeping one)
+function exPick(x, i, add) {
+  const f = new Set(add ? x.view.focus : []);
+  if (add && f.has(i) && f.size > 1) f.delete(i);
+  else f.add(i);
+  exSet(x, { focus: [...f].sort((a, b) => a - b) });
+}
+
+// Arrows move the focus token (Shift+arrow adds the next one), Home/End go to the ends
+function exTokenKey(x, e) {
+  const G = x.sv.G, f = x.view.focus, at = e.target.dataset?.i === undefined ? f[0] : +e.target.dataset.i;
+  const to = { ArrowLeft: at - 1, ArrowUp: at - 1, ArrowRight: at + 1, ArrowDown: at + 1, Home: 0, End: G - 1 }[e.key];
+  if (to === undefined || to < 0 || to >= G) return;
+  e.preventDefault();
+  exPick(x, to, e.shiftKey);
+  x.tokens.querySelector(`button.hs-tok[data-i="${to}"]`)?.focus();
+}
+
+// The captions computed from the view: what is hidden or weighed, the token window, and the summed
+// head's caption (captions.single_head) with this layer's "Is one head enough?" sentence
+function exCaptions(x, sv, lm) {
+  const d = x.data, v = x.view, [cls, sep] = d.names, notes = [];
+  if (v.hide) notes.push(`${cls} and ${sep} are hidden: each row is renormalised over the remaining tokens to sum to 1, and entropies are of these maps.`);
+  if (v.norm) notes.push("By norm (Kobayashi et al. 2020): each head's cell is \u2016\u03b1_ij f(x_j)\u2016, each row divided by its sum so that rows read like weights (the hover also gives the raw norm), and the focus grid and the enlarged head follow. The summed head has no norm form: it reads the layer's query and key weights as one head, and the model never sends value vectors through it, so its map stays the weights.");
+  if (sv.G > x.W) notes.push(`Tokens ${v.lo}\u2013${v.lo + x.W - 1} of ${sv.G}: each map shows these rows and columns only (a row's weights on other tokens are outside the window).`);
+  if (v.focus.length > 1) notes.push(`${v.focus.length} focus tokens: the focus grid and bars show the mean of their rows, so that each head's attention still sums to 1 (as a word's pieces are averaged in Whole words).`);
+  x.notes.replaceChildren(...notes.map((t) => el("p", "hs-ex-note", t)));
+  const s = mapSummary(lm.maps, d.heads * sv.G * sv.G, sv.G), parts = [];
+  const kinds = { prev_share: "the previous token", self_share: "itself", next_share: "the next token" };
+  const shares = { top_share: s.top_share, prev_share: s.prev_share, self_share: s.self_share, next_share: s.next_share };
+  const kind = Object.keys(shares).reduce((a, b) => (shares[b] > shares[a] ? b : a));
+  const top = `\u201c${shown(sv.labels[s.top])}\u201d`, e = s.entropy.toFixed(2);
+  parts.push(["The ", false], ["summed head", true], [` reads layer ${v.layer + 1}'s weights as one head of width ${d.width}: the ${d.heads} heads' scores summed and put through one softmax. `, false]);
+  if (kind === "top_share" && shares[kind] >= 0.5) parts.push(["Here it ", false], [`collapses onto ${top}`, true], [`: the rows put ${s.top_share.toFixed(2)} of their weight on it on average (entropy ${e} nats).`, false]);
+  else if (shares[kind] >= 0.5) parts.push(["Here it ", false], ["does not collapse", true], [`: it is a sharp diagonal, each token looking at ${kinds[kind]} (${shares[kind].toFixed(2)} on average; entropy ${e} nats).`, false]);
+  else parts.push(["Here it ", false], ["spreads its attention", true], [`: no token gets half of the weight (the most, ${top}, ${s.top_share.toFixed(2)} on average; entropy ${e} nats).`, false]);
+  parts.push([" It is not a ", false], ["trained one-head model", true], [" (the Training lab trains one): the same weights, read as one head.", false]);
+  const p = el("p", "hs-ex-note");
+  p.append(...parts.map(([t, b]) => (b ? el("strong", "", t) : document.createTextNode(t))));
+  const out = [p];
+  if (d.notes && d.notes[v.layer]) out.push(el("p", "hs-ex-note", d.notes[v.layer]));
+  x.caption.replaceChildren(...out);
+}
+
+// The address bar follows the view (a reload or a shared link restores it); the other parameters
+// (model, text, present, ...) stay as they are
+function exLinkParams(x) {
+  const v = x.view;
+  return { layer: String(v.layer + 1), head: v.headAuto ? null : String(v.head + 1), focus: focusParam(x.sv.labels, v.focus),
+    words: v.words ? "1" : null, nospecial: v.hide ? "1" : null, norms: v.norm ? "1" : null };
+}
+
+function exWriteLink(x) {
+  if (!x.data.link) return;  // a notebook: no address bar of its own
+  const u = new URL(window.location.href);
+  for (const [k, val] of Object.entries(exLinkParams(x))) {
+    if (val === null) u.searchParams.delete(k);
+    else u.searchParams.set(k, val);
+  }
+  if (u.href !== window.location.href) window.history.replaceState(window.history.state, "", u.href);
+  try {  // for pages that open on this view (shared_view.listen): Streamlit clears the query on a page change
+    sessionStorage.setItem(EX_STORE, JSON.stringify({ ...exLinkParams(x), stamp: `${Date.now()}` }));
+  } catch { /* storage off: those pages open on their own defaults */ }
+}
+
+// Copy link: the link to the view shown (without present=1, for the students), copied and
+// shown; the projector's link below it
+function exCopyLink(x) {
+  const u = new URL(window.location.href);
+  u.searchParams.delete("present");
+  const students = u.href;
+  u.searchParams.set("present", "1");
+  const box = x.ctl.linkBox, said = el("div", "hs-ex-note", "Copied: the link to this view, for the students' screens");
+  const code = (t) => { const c = el("code", "hs-ex-link", t); return c; };
+  box.replaceChildren(said, code(students), el("div", "hs-ex-note", "The same view for a projector (presentation mode):"), code(u.href));
+  box.hidden = false;
+  x.host.dataset.copied = students;
+  x.component.setTriggerValue("share", students);  // the sidebar's box (its QR code) follows
+  if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(students).catch(() => { said.textContent = "Select the link below and copy it:"; });
+  else said.textContent = "Select the link below and copy it (this page is not served over https, so it cannot copy for you):";
+}
+
+// The enlarged head as CSV or JSON: the whole shown map (every token, not the window), from the
+// 16-bit levels the page was sent (error <= 8e-6; the exact tensor: the "All heads" downloads)
+function exDownload(x, kind) {
+  const d = x.data, v = x.view, sv = x.sv, G = sv.G, lm = layerMaps(x.src, sv, v.layer, v.norm);
+  if (!lm) return;
+  const row = (i) => Array.from(lm.maps.subarray(v.head * G * G + i * G, v.head * G * G + (i + 1) * G));
+  const stem = exStem(v);
+  if (kind === "csv") {
+    const q = (t) => (/[",\r\n]/.test(t) ? `"${t.replace(/"/g, '""')}"` : t);
+    const lines = [["query \\ key", ...sv.labels].map((t) => q(String(t))).join(",")];
+    sv.labels.forEach((t, i) => lines.push([q(String(t)), ...row(i).map((w) => w.toFixed(6))].join(",")));
+    download(new Blob([lines.join("\r\n") + "\r\n"], { type: "text/csv" }), `${stem}.csv`);
+  } else {
+    const body = { model: d.meta?.model, text: d.meta?.text, layer: v.layer + 1, head: v.head + 1, numbering: "from 1",
+      view: { word_level: v.words, hide_special: v.hide, by_norm: v.norm }, precision: "16-bit levels, error <= 8e-6",
+      tokens: sv.labels, weights: sv.labels.map((_, i) => row(i).map((w) => Math.round(w * 1e6) / 1e6)) };
+    download(new Blob([JSON.stringify(body)], { type: "application/json" }), `${stem}.json`);
+  }
+  x.host.dataset.downloaded = `${stem}.${kind}`;
+}
+
+// A page that opens on the Explorer's view (shared_view.listen): the stored view, sent back once
+// for each change (trigger "seen"), nothing drawn
+const EX_STORE = "headscope.explorer.view";
+
+function renderRecall(r) {
+  let seen = null;
+  try { seen = JSON.parse(sessionStorage.getItem(EX_STORE) || "null"); } catch { seen = null; }
+  if (seen && seen.stamp !== r.data.stamp && r.sentStamp !== seen.stamp) {
+    r.sentStamp = seen.stamp;
+    r.component.setTriggerValue("seen", seen);
+  }
+}
+
 // Exports (PNG from the canvas, SVG of the head view) and draw(component), the entry point a host
 // adapter calls with each new data (one state per host element, kept in STATES): host_streamlit.js
 // for the Streamlit component, host_anywidget.js for the notebook widget.
@@ -1178,6 +1917,8 @@ function headSvg(v) {
 function createState(host, root, kind) {
   const st = { kind, host, root, width: () => Math.max(320, Math.floor(host.getBoundingClientRect().width || 800)) };
   if (kind === "grid") setupGrid(st);
+  else if (kind === "explorer") { setupExplorer(st); return st; }  // its parts have their own
+  else if (kind === "recall") return st;
   else if (kind === "focus") setupFocus(st);
   else if (kind === "bars") setupBars(st);
   else setupLines(st);
@@ -1213,14 +1954,16 @@ function draw(component) {
   st.data = data;
   st.root.style.setProperty("--s", String(data.scale || 1));
   if (st.kind === "grid") renderGrid(st);
+  else if (st.kind === "explorer") renderExplorer(st);
+  else if (st.kind === "recall") renderRecall(st);
   else if (st.kind === "focus") renderFocus(st);
   else if (st.kind === "bars") renderBars(st);
   else renderLines(st);
-  host.dataset.view = st.kind === "lines" ? st.view.mode : st.kind;
+  host.dataset.view = st.kind === "lines" ? st.view.mode : st.kind;  // the explorer: its own marks
   host.dataset.tag = String(data.tag ?? "");
   host.dataset.drawMs = (performance.now() - t0).toFixed(1); // decode + draw, in the page
   host.dataset.drawn = data.tokens.join(" ");
-  CANVAS_STATE.set(st.kind === "lines" ? st.canvas : st.main, st);
+  if (st.main || st.canvas) CANVAS_STATE.set(st.kind === "lines" ? st.canvas : st.main, st);
 }
 
 // Figures for a paper: a view's PNG redrawn at the export scale (data.export_scale, 2 by default)
