@@ -23,10 +23,11 @@ from headscope.ui import (
 )
 from headscope.ui.attention import attention
 from headscope.ui.attention.explorer_payload import LOCAL_TOKENS
+from headscope.ui.attention.payload import WINDOW
 from headscope.ui.explorer_cache import explorer_data
 from headscope.ui.layers import default_layer
 from headscope.ui.page import Page, as_fragment
-from headscope.ui.presentation import presenting
+from headscope.ui.presentation import PRESENT_WINDOW, presenting
 from headscope.ui.tensor_downloads import tensor_downloads
 from mha_core.shown import explorer_view
 
@@ -114,7 +115,9 @@ def explorer():
             masked_words.mask_from_click("ex_mask", res.labels, value[0], str(value[1]))
 
     data = guards.computed_or_stop(explorer_data, name, text, pair, layer, focus)
-    attention(dict(data, impose=view, initial_layer=default_layer(name), link=True),
+    window = PRESENT_WINDOW if presenting() else WINDOW  # the most tokens a map shows
+    attention(dict(data, impose=view, initial_layer=default_layer(name), link=True,
+                   window=window),
               key="ex_view", tag=f"{T} tokens", filename="attention",
               # "share": Copy link was pressed; the run itself redraws the sidebar's box
               on={"mask": mask, "need": needs, "share": lambda _: None},

@@ -7,7 +7,6 @@
 
 const EX_PARTS = [["grid", "ex_grid", "grid"], ["focus", "ex_focus_grid", "focus"],
   ["big", "ex_big", "grid"], ["bars", "ex_focus_bars", "bars"]];
-const EX_WINDOW = 40, EX_PRESENT_WINDOW = 16; // the most tokens a map shows (payload.WINDOW)
 
 function setupExplorer(x) {
   x.root.classList.add("hs-ex");
@@ -116,7 +115,7 @@ function exSet(x, change) {
   v.head = Math.min(Math.max(0, v.head), x.data.heads - 1);
   if (change.words !== undefined || change.hide !== undefined) {  // a position in another view
     const labels = x.sv.labels, sv = shownView(x.data, v.words, v.hide);
-    v.focus = keptFocus(before.focus.map((f) => f), labels, sv.labels);
+    v.focus = keptFocus(before.focus, labels, sv.labels);
     if (!v.focus.length) v.focus = [Math.min(x.data.default_focus[v.words ? 1 : 0] ?? 0, sv.G - 1)];
   }
   exDraw(x, false);
@@ -143,8 +142,7 @@ function exDraw(x, fresh) {
   x.root.classList.remove("waiting");
   if (v.headAuto && lm.focusHead === undefined) lm.focusHead = argmax(wordFocus(layerMaps(x.src, sv, v.layer, false), sv, d.heads));
   if (v.headAuto) v.head = lm.focusHead;
-  const win = d.present ? EX_PRESENT_WINDOW : EX_WINDOW;
-  const W = Math.min(win, sv.G);
+  const W = Math.min(d.window, sv.G);  // the most tokens a map shows (the page's window)
   if (fresh || v.lo + W > sv.G || !v.focus.some((f) => f >= v.lo && f < v.lo + W)) {
     v.lo = Math.min(Math.max(v.focus[0] - Math.floor(W / 2), 0), sv.G - W);
   }
