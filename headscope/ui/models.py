@@ -174,14 +174,12 @@ def long_here(bert, text: str, text_pair: str | None, what: str):
     return contextlib.nullcontext()
 
 
-def norm_maps(name: str, text: str, pair: str | None, res, layer: int | None = None):
-    """result_norm_maps of the cached result res (all layers, or one), one long text at a
-    time."""
-    from mha_core.norms import result_norm_maps
+def norm_maps(name: str, text: str, pair: str | None, res):
+    """The norm maps ||alpha f(x)|| of the cached result res, (L, H, T, T): its weights times
+    value_norms (mha_core.norms.norm_maps), as result_norm_maps computes them."""
+    from mha_core.norms import norm_maps as product
 
-    bert = bert_or_raise(name)
-    with long_here(bert, text, pair, "Weighing this long text's heads by norm"):
-        return result_norm_maps(bert, res, layer)
+    return product(res.attentions, value_norms(name, text, pair, res))
 
 
 def value_norms(name: str, text: str, pair: str | None, res):

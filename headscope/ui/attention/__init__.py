@@ -4,8 +4,6 @@ payload.py builds what it is sent."""
 
 from .component import attention, js_lines
 from .payload import (
-    bars_payload,
-    focus_payload,
     grid_payload,
     lines_payload,
     pack,
@@ -13,5 +11,5 @@ from .payload import (
     unpack_lines,
 )
 
-__all__ = ["attention", "js_lines", "bars_payload", "focus_payload", "grid_payload",
-           "lines_payload", "pack", "unpack", "unpack_lines"]
+__all__ = ["attention", "js_lines", "grid_payload", "lines_payload", "pack", "unpack",
+           "unpack_lines"]

@@ -4,18 +4,16 @@ the two files of served/, which Streamlit serves through the package's manifest
 (headscope/pyproject.toml): a message carries their URL, not the code. Where Streamlit found no
 manifest (headscope not installed, or AppTest) the code travels inline instead.
 
-    from headscope.ui.attention import attention, focus_payload, grid_payload, lines_payload
-    attention(grid_payload(maps, labels, special, titles, heads=H, selected=h), key="ex_grid",
-              on_head=pick)                 # the Explorer's maps; a click on head i calls pick(i)
-    attention(focus_payload(top, weight, labels, colors, "with"), key="ex_focus_grid",
-              on_cell=open_head)            # top key per head; a click calls open_head(l, h)
+    from headscope.ui.attention import attention, grid_payload, lines_payload
+    attention(explorer_payload(...), key="ex_view", on={"mask": mask, "need": need})
+                                            # the Explorer: every layer once, drawn and
+                                            # changed in the browser (explorer_payload.py)
+    attention(grid_payload(maps, labels, special, titles, heads=H, selected=h), key="ex_mask_diff",
+              on_head=pick)                 # a grid of maps; a click on head i calls pick(i)
     result = attention(lines_payload(att, labels, special, view=v, maskable=m), key="hv_lines",
                        on_view=changed, on_token=mask)  # the head view and model view; a
                                             # click on a maskable token calls mask(i)
     result.view                             # {mode, layer, heads, focus, seq} chosen in the browser
-    attention(grid_payload(m[None], labels, special, [title], heads=0, big=True), key="ex_big")
-                                            # one map drawn large (the enlarged head)
-    attention(bars_payload(segments, labels, title), key="ex_focus_bars")  # stacked, per head
 
 What it relies on in Streamlit's v2 contract: with a stable `key` the element and its canvases
 stay and the JS is called again with new data (not at all for identical data);
@@ -64,13 +62,12 @@ def js_lines() -> int:
     return JS.count("\n") + 1
 
 
-def attention(payload: dict, key: str, on_head=None, on_view=None, on_cell=None,
-              on_token=None, filename: str = "attention", tag: str = "", meta=None, on=None):
+def attention(payload: dict, key: str, on_head=None, on_view=None, on_token=None,
+              filename: str = "attention", tag: str = "", meta=None, on=None):
     """Mount the component with one payload (headscope.ui.attention.payload) under a stable key.
 
     on_head(i): called (as a Streamlit callback, before the rerun) when head i of a grid is
     clicked. on_view(view): called when the head view's state changes in the browser.
-    on_cell(layer, head): called when a cell of a focus grid is clicked (0-based).
     on_token(i): called when a token the payload marks maskable is clicked (a grid's query
     label, a head view's token); i indexes the payload's tokens (the shown labels).
     filename: the stem of the PNG/SVG downloads; tag: any short string, put on the host element
@@ -94,11 +91,6 @@ def attention(payload: dict, key: str, on_head=None, on_view=None, on_cell=None,
         if on_view is not None and isinstance(value, dict):
             on_view(value)
 
-    def cell_changed():
-        value = st.session_state[key].get("cell")
-        if on_cell is not None and isinstance(value, list) and len(value) == 2:
-            on_cell(int(value[0]), int(value[1]))
-
     def token_clicked():
         value = st.session_state[key].get("token")
         if on_token is not None and isinstance(value, int) and not isinstance(value, bool) \
@@ -115,5 +107,5 @@ def attention(payload: dict, key: str, on_head=None, on_view=None, on_cell=None,
     # one JSON string (the browser parses it, host_streamlit.js): Streamlit would walk a dict
     # for dataframes to send as Arrow (bidi_component serialization) on every call
     return mount(key=key, data=json.dumps(data), on_head_change=head_changed,
-                 on_view_change=view_changed, on_cell_change=cell_changed,
+                 on_view_change=view_changed,
                  on_token_change=token_clicked, **more)

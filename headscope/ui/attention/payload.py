@@ -3,12 +3,11 @@
 plain dicts out; no Streamlit. `unpack` and `unpack_lines` are the Python mirror of the
 browser's decoder (core.js), for the tests.
 
-Four payloads, one per view family (shape letters: L layers, H heads, G shown tokens):
+Two payloads here, one per view family (shape letters: L layers, H heads, G shown tokens); the
+Explorer's (every layer at once) is explorer_payload.py's:
     grid_payload   the heads of one layer plus extra maps (single head, mean), dense (M, G, G);
                    big=True: one map drawn large (the Explorer's enlarged head)
     lines_payload  every layer's heads as lines (head view, model view): sparse entries
-    focus_payload  one query token's top key in every head of every layer, (L, H)
-    bars_payload   one query token's attention per head of one layer, stacked by key, (S, H)
 """
 
 import base64
@@ -159,31 +158,6 @@ def unpack_lines(p: dict) -> dict:
         s = slice(off[i], off[i + 1])
         out[divmod(i, p["heads"])] = (q[s], k[s], w[s])
     return out
-
-
-def focus_payload(top, weight, labels, colors, focus_label: str, scale=1.0, layer=None,
-                  head=None, by: str = "") -> dict:
-    """Where one query token attends in every head: top (L, H) key index, weight (L, H) the
-    weight on it (printed in its cell); colors: one CSS colour per token (the focus bars'
-    colours); layer, head: the layer shown and the head enlarged (0-based), marked; by: what
-    the maps are when not the weights ("by norm"), said in the title."""
-    top = np.asarray(top)
-    L, H = top.shape
-    return dict(view="focus", layers=int(L), heads=int(H), top=pack(top, "i2"),
-                weight=pack(weight, "f4"), colors=[str(c) for c in colors],
-                focus=str(focus_label), layer=None if layer is None else int(layer),
-                head=None if head is None else int(head), by=str(by),
-                **_common(labels, [False] * len(labels), scale))
-
-
-def bars_payload(segments, labels, title: str, value: str = "weight", scale=1.0) -> dict:
-    """Stacked bars, one per head: segments [(name, colour, values (H,))] bottom to top (a name
-    None is "other keys"); title above, value the y axis (0..1); labels: every token."""
-    values = np.stack([np.asarray(v, dtype=np.float32) for _, _, v in segments])  # (S, H)
-    return dict(view="bars", values=pack(values, "f4"), heads=int(values.shape[1]),
-                names=[None if n is None else str(n) for n, _, _ in segments],
-                colors=[str(c) for _, c, _ in segments], title=str(title), value=str(value),
-                **_common(labels, [False] * len(labels), scale))
 
 
 def payload_bytes(p: dict) -> int:
