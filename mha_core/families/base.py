@@ -20,13 +20,20 @@ class Family:
     read_config: Callable  # dict -> EncoderConfig
     keys: Callable  # cfg -> {hf: ours} with "{i}" (ALBERT also "{g}", "{j}")
     heads: dict = field(default_factory=dict)  # name -> (prefixes, {hf: ours})
-    tied: dict = field(default_factory=dict)  # copy -> twin
+    tied: dict | Callable = field(default_factory=dict)  # copy -> twin (or cfg -> that)
     slots: Callable = one_slot_per_layer  # cfg -> format arguments per weight layer
     summary: str = ""  # one line: what differs from BERT
+    # (state dict, cfg) -> the state dict with weights the checkpoint keeps apart (or fused, or
+    # transposed) put as ours are, before the key table is read (decoders)
+    fuse: Callable | None = None
+
+    def tied_keys(self, cfg) -> dict:
+        return self.tied(cfg) if callable(self.tied) else self.tied
 
 
 def refuse_decoders(d: dict):
     for flag in ("is_decoder", "add_cross_attention"):
         if d.get(flag):
-            raise ConfigError(f"{flag} is true; headscope runs bidirectional encoders only (a "
-                              f"decoder would need a causal mask)")
+            raise ConfigError(f"{flag} is true: a BERT-style encoder used as a decoder is not "
+                              f"supported; headscope runs bidirectional encoders and the "
+                              f"decoders Llama, Qwen2 and GPT-2")

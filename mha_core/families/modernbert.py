@@ -20,6 +20,7 @@ def read_config(d: dict) -> EncoderConfig:
     return EncoderConfig.known(
         d, model_type="modernbert", type_vocab_size=0, positions="none", attention="rotary",
         feed_forward="geglu", pre_norm=True, bias=False, final_norm=True, pairs=True,
+        first_attn_norm=False,
         layer_norm_eps=d.get("norm_eps", 1e-5), hidden_act=act,
         mlm_act=d.get("classifier_activation", act),
         local_layers=tuple(i for i, t in enumerate(types) if t == "sliding_attention"),

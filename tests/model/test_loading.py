@@ -128,8 +128,8 @@ def edit_config(ckpt, **changes):
 
 
 @pytest.mark.parametrize("changes,message", [
-    ({"model_type": "gpt2"}, "model_type is 'gpt2'; headscope runs these encoders: bert, "
-                              "roberta"),
+    ({"model_type": "mamba"}, "model_type is 'mamba'; headscope runs these: bert, "
+                               "roberta.*llama.*gpt2"),
     ({"position_embedding_type": "relative_key"}, "position_embedding_type 'relative_key'"),
     ({"hidden_act": "mish"}, "hidden_act 'mish' is not supported"),
     ({"num_attention_heads": 5}, r"hidden_size \(32\) is not divisible by num_attention_heads"),
