@@ -170,11 +170,11 @@ def save_tiny_family(name: str, path: Path, seed: int = 0, tokenizer: bool = Tru
     return path
 
 
-def save_every_family(tmp_path_factory) -> dict:
-    """name -> (transformers model, its saved directory), for every family (a module fixture's
-    body)."""
+def save_every_family(tmp_path_factory, decoders: bool = False) -> dict:
+    """name -> (transformers model, its saved directory), for every encoder family, and with
+    decoders=True every decoder too (a module fixture's body)."""
     out = {}
-    for name in specs():
+    for name in [*specs(), *(decoder_specs() if decoders else ())]:
         d = tmp_path_factory.mktemp(name)
         hf = build_tiny_family(name)
         hf.save_pretrained(str(d), safe_serialization=True)

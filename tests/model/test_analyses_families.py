@@ -10,10 +10,10 @@ import torch
 import mha_core
 from mha_core import norms, qk_space
 from mha_core.neuron import real_steps
-from testkit.families import build_tiny_family, save_tiny_family, specs
+from testkit.families import build_tiny_family, decoder_specs, save_tiny_family, specs
 from tests.model.test_forward_cache import captured, close
 
-FAMILIES = list(specs())
+FAMILIES = list(specs()) + list(decoder_specs())
 TEXT = "I saw the man with a telescope."
 
 

@@ -15,7 +15,7 @@ from mha_core.one_head.run import Settings, measure_seed
 from testkit.device import WrongDevice, on_a_device
 from testkit.families import CORPUS, save_tiny_family
 
-FAMILIES = ["bert", "albert", "deberta", "modernbert", "distilbert"]
+FAMILIES = ["bert", "albert", "deberta", "modernbert", "distilbert", "llama", "gpt2"]
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +52,7 @@ def test_attend_and_the_cache_stay_on_the_models_device(on_meta, name):
     assert space.queries.shape[1] == bert.config.head_dim and importance.shape == (L, H)
 
 
-@pytest.mark.parametrize("name", ["bert", "modernbert", "deberta"])
+@pytest.mark.parametrize("name", ["bert", "modernbert", "deberta", "llama"])
 def test_the_one_head_fit_stays_on_the_models_device(on_meta, name):
     """Fitted heads, their Adam state, the masks, the hooks' replacements and the masked-LM
     scores: all on the model's device."""

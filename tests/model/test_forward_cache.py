@@ -10,13 +10,16 @@ import math
 
 import pytest
 import torch
+from transformers.models.llama.modeling_llama import apply_rotary_pos_emb as llama_rotary
+from transformers.models.llama.modeling_llama import repeat_kv
 from transformers.models.modernbert.modeling_modernbert import apply_rotary_pos_emb
 
 from mha_core.hooks import NAMES, HookError, replace_attention
 from mha_core.loading import load_checkpoint
-from testkit.families import padded_batch, save_every_family, specs
+from testkit.families import decoder_specs, padded_batch, save_every_family, specs
 
-FAMILIES = list(specs())
+FAMILIES = list(specs()) + list(decoder_specs())
+ROPE_DECODERS = ("llama", "llama-mha-tied", "qwen2")
 TOL = dict(atol=1e-5, rtol=0)
 
 
@@ -31,13 +34,26 @@ def close(ours, theirs, what=""):
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
     return {name: (hf, *load_checkpoint(d))
-            for name, (hf, d) in save_every_family(tmp_path_factory).items()}
+            for name, (hf, d) in save_every_family(tmp_path_factory, decoders=True).items()}
 
 
 def reference_points(hf, name):
     """(our name, transformers module, "in" | "out") in each layer, layers in call order; a
     module shared by several run layers (ALBERT) is listed once and fires once per run."""
     base = hf.base_model
+    if name in ROPE_DECODERS:  # q, k, v before RoPE and the repeat: turned in captured()
+        return [p for L in base.layers for p in (
+            ("attn_in", L.self_attn.q_proj, "in"), ("q_raw", L.self_attn.q_proj, "out"),
+            ("k_raw", L.self_attn.k_proj, "out"), ("v_raw", L.self_attn.v_proj, "out"),
+            ("z", L.self_attn.o_proj, "in"), ("attn_out", L.self_attn.o_proj, "out"),
+            ("resid_mid", L.post_attention_layernorm, "in"), ("ffn_act", L.mlp.down_proj, "in"),
+            ("ffn_out", L.mlp.down_proj, "out"), ("resid_post", L, "out"))]
+    if name.startswith("gpt2"):  # c_attn's output holds q, k and v side by side
+        return [p for L in base.h for p in (
+            ("attn_in", L.attn.c_attn, "in"), ("qkv", L.attn.c_attn, "out"),
+            ("z", L.attn.c_proj, "in"), ("attn_out", L.attn.c_proj, "out"),
+            ("resid_mid", L.ln_2, "in"), ("ffn_act", L.mlp.c_proj, "in"),
+            ("ffn_out", L.mlp.c_proj, "out"), ("resid_post", L, "out"))]
     if name == "distilbert":
         return [p for L in base.transformer.layer for p in (
             ("attn_in", L.attention.q_lin, "in"), ("q", L.attention.q_lin, "out"),
@@ -84,9 +100,10 @@ def captured(hf, name, ids, mask, types):
 
     for ref, module, kind in reference_points(hf, name):
         hooks.append(module.register_forward_hook(keep(ref, kind)))
-    if name == "modernbert":
+    if name == "modernbert" or name in ROPE_DECODERS:
         for L in hf.base_model.layers:
-            hooks.append(L.attn.register_forward_pre_hook(
+            attn = L.attn if name == "modernbert" else L.self_attn
+            hooks.append(attn.register_forward_pre_hook(
                 lambda m, a, kw: seen.setdefault("rope", []).append(kw["position_embeddings"]),
                 with_kwargs=True))
     kw = {} if types is None else {"token_type_ids": types}
@@ -104,6 +121,20 @@ def captured(hf, name, ids, mask, types):
             seen.setdefault("q", []).append(merged(q))
             seen.setdefault("k", []).append(merged(k))
             seen.setdefault("v", []).append(v.reshape(B, T, -1))
+    if name in ROPE_DECODERS:  # transformers' own RoPE and repeat_kv on its projections
+        H, G = hf.config.num_attention_heads, hf.config.num_key_value_heads
+        for q, k, v, (cos, sin) in zip(seen.pop("q_raw"), seen.pop("k_raw"), seen.pop("v_raw"),
+                                       seen.pop("rope")):
+            q = q.view(B, T, H, -1).transpose(1, 2)  # (B, H, T, K)
+            k, v = (t.view(B, T, G, -1).transpose(1, 2) for t in (k, v))  # (B, G, T, K)
+            q, k = llama_rotary(q, k, cos, sin)
+            seen.setdefault("q", []).append(merged(q))
+            seen.setdefault("k", []).append(merged(repeat_kv(k, H // G)))
+            seen.setdefault("v", []).append(merged(repeat_kv(v, H // G)))
+    if name.startswith("gpt2"):
+        for qkv in seen.pop("qkv"):
+            for n, t in zip("qkv", qkv.chunk(3, dim=-1)):  # (B, T, D) each
+                seen.setdefault(n, []).append(t)
     return seen, out.attentions
 
 
@@ -171,7 +202,7 @@ def test_every_cached_value_equals_transformers_modules(saved, name):
         assert torch.equal(a, b)
 
 
-@pytest.mark.parametrize("name", ["bert", "albert", "deberta", "modernbert"])
+@pytest.mark.parametrize("name", ["bert", "albert", "deberta", "modernbert", "llama", "gpt2"])
 def test_a_hook_replaces_a_value_and_the_run_goes_on_from_it(saved, name):
     hf, cfg, ours = saved[name]
     ids, mask, types = padded_batch(cfg)

@@ -15,7 +15,7 @@ from mha_core.one_head.data import batch, layer_io
 from mha_core.one_head.measure import head_contributions, output_bias, r2, run_replaced
 from testkit.families import CORPUS, save_tiny_family, specs
 
-FAMILIES = [n for n in specs() if n != "electra-discriminator"]
+FAMILIES = [n for n in specs() if n != "electra-discriminator"] + ["llama", "gpt2"]
 
 
 @pytest.fixture(scope="module")
