@@ -3,6 +3,9 @@
     headscope export "The cat sat on the mat." -o cat.html   # the head view, one file
     headscope export TEXT --view model -o m.html            # or --view heads --layer 4
     headscope export TEXT -o cat.npz                        # L x H x T x T (.npz .csv .json)
+    headscope export "The capital of France is" --model bundled-decoder -o p.json --target Paris
+                        # a decoder's JSON also holds the next word at every position and what
+                        # each head adds to the target's logit at the last position
 
 The HTML holds the drawing core with the anywidget adapter (headscope.ui.attention.bundle) and a
 stand-in model, the data as base64 inside JSON: it opens from file:// with no network at all."""
@@ -61,11 +64,24 @@ def write_html(payload: dict, path) -> str:
     return str(path)
 
 
-def save_tensor(a: "view_input.Attention", path) -> str:
-    """The whole (L, H, T, T) tensor with its tokens, by the file's suffix: .npz, .json or .csv."""
+def decoder_parts(model, text: str, target=None, top_k: int = 5) -> dict:
+    """What a decoder adds to the JSON export: "causal", the next word after every token (top-k
+    with probabilities) and the direct logit attribution of `target` (None: the top next token)
+    at the last position (mha_core.logit_attribution)."""
+    from mha_core.logit_attribution import logit_attribution
+
+    return dict(causal=True,
+                next_word=[[[tok, round(p, 6)] for tok, p in row]
+                           for row in model.next_word(text, top_k)],
+                logit_attribution=logit_attribution(model, text, -1, target).as_dict())
+
+
+def save_tensor(a: "view_input.Attention", path, extra: dict | None = None) -> str:
+    """The whole (L, H, T, T) tensor with its tokens, by the file's suffix: .npz, .json or .csv;
+    extra (a decoder's parts) goes into the JSON."""
     path = Path(path)
     meta = dict(model=a.model, text=a.text, numbering="layer and head from 1 in CSV; "
-                "arrays index from 0")
+                "arrays index from 0", **(extra if path.suffix == ".json" and extra else {}))
     if path.suffix == ".npz":
         path.write_bytes(files.tensor_npz(a.tokens, a.att, **meta))
     elif path.suffix == ".json":
@@ -109,7 +125,12 @@ def main(argv=None) -> int:
     ap.add_argument("text", help="the sentence (a typed [SEP] starts sentence B)")
     ap.add_argument("-o", "--output", required=True,
                     help="file to write: .html (the view), .npz, .json or .csv (all weights)")
-    ap.add_argument("--model", default=None, help="a checkpoint directory (default: bundled)")
+    ap.add_argument("--model", default=None,
+                    help="a checkpoint directory, a .gguf file, or bundled-decoder (default: "
+                         "the bundled encoder)")
+    ap.add_argument("--target", default=None,
+                    help="a decoder's JSON: the word whose logit is attributed to each head at "
+                         "the last position (default: the model's top next word)")
     ap.add_argument("--view", choices=("head", "model", "heads"), default="head")
     ap.add_argument("--layer", type=int, default=1, help="layer, from 1 (head view, heads)")
     add_device_argument(ap)
@@ -123,9 +144,13 @@ def main(argv=None) -> int:
         print("headscope export: the text is empty", file=sys.stderr)
         return 2
     try:
-        a = view_input.read(args.text, model=view_input._bert(args.model, args.device))
+        model = view_input._bert(args.model, args.device)
+        a = view_input.read(args.text, model=model)
         if out.suffix != ".html":
-            save_tensor(a, out)
+            extra = None
+            if out.suffix == ".json" and model.is_decoder:
+                extra = decoder_parts(model, args.text, args.target)
+            save_tensor(a, out, extra)
         elif args.view == "heads":
             write_html(view_input.grid(a, args.layer - 1), out)
         else:

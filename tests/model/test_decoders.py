@@ -208,3 +208,19 @@ def test_gpt2_configs_and_a_tied_head_that_differs(tmp_path):
     save_file(sd, str(tmp_path / "model.safetensors"))
     cfg, ours = load_checkpoint(tmp_path)
     assert cfg.lm_head == "tied" and not hasattr(ours, "lm_head")
+
+
+def test_headscope_export_json_holds_the_decoders_parts(tmp_path):
+    from headscope.export import main
+    from testkit.families import save_tiny_family
+
+    path = save_tiny_family("gpt2", tmp_path / "gpt2")
+    out = tmp_path / "x.json"
+    assert main([TEXT, "--model", str(path), "-o", str(out), "--device", "cpu"]) == 0
+    d = json.loads(out.read_text())
+    T = len(d["tokens"])
+    assert d["causal"] is True and len(d["next_word"]) == T and len(d["next_word"][0]) == 5
+    att = d["logit_attribution"]
+    assert att["position"] == T - 1 and abs(att["sum_of_parts"] - att["logit"]) < 1e-4
+    a = torch.tensor(d["attentions"])  # (L, H, T, T)
+    assert float(a.triu(diagonal=1).abs().max()) == 0.0
