@@ -8,6 +8,9 @@ same machine load. Prints the median time of each and the median ratio ours/thei
     .venv/bin/python bench/core_vs_transformers.py --family roberta   # any of testkit.families
         (a random model of the family at MiniLM's shape, 6 layers x 12 heads, d 384, built
         and saved here: no download)
+    .venv/bin/python bench/core_vs_transformers.py --decoder   # the bundled SmolLM2-135M
+        (ours: the forward with every map and the next-word logits; transformers: its eager
+        LlamaForCausalLM on the same dequantised weights, output_attentions=True)
 """
 
 import statistics
@@ -32,6 +35,7 @@ def main():
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--lengths", type=int, nargs="+", default=[16, 128, 512])
     ap.add_argument("--family", default=None, help="a name of testkit.families.specs()")
+    ap.add_argument("--decoder", action="store_true", help="the bundled decoder (SmolLM2-135M)")
     args = ap.parse_args()
     import torch
 
@@ -41,6 +45,11 @@ def main():
 
     if args.family:
         bert, hf = family_models(args.family)
+    elif args.decoder:
+        from transformers import LlamaForCausalLM
+
+        bert = mha_core.load_model("bundled-decoder", device="cpu")
+        hf = LlamaForCausalLM.from_pretrained(str(bert.path), attn_implementation="eager").eval()
     else:
         from transformers import BertModel
 
@@ -52,11 +61,14 @@ def main():
     g = torch.Generator().manual_seed(0)
     for T in args.lengths:
         ids = torch.randint(1000, bert.config.vocab_size, (1, T), generator=g)  # (B, T)
-        if not args.family:
+        if not args.family and not args.decoder:
             ids[0, 0], ids[0, -1] = bert.tokenizer.cls_token_id, bert.tokenizer.sep_token_id
         kw = {"token_type_ids": torch.zeros_like(ids)} if bert.config.type_vocab_size else {}
 
         ours = partial(bert.model, ids, **kw)
+        if args.decoder:  # transformers' causal LM computes the logits too: so do we
+            def ours(ids=ids):
+                return bert.model.lm_logits(bert.model(ids).last_hidden_state)
         theirs = partial(hf, ids, output_attentions=True, output_hidden_states=True, **kw)
 
         with torch.inference_mode():

@@ -14,6 +14,8 @@
 3. The one-head fit: ms per Adam step of a best-fit single head (D 384, 400 sentences x 32
    tokens) on the device and on the CPU.
 4. End to end: Model.attend and Model.run_with_cache of a 32-token text on the bundled model.
+5. The bundled decoder (SmolLM2-135M): parity of maps and logits with transformers' eager
+   LlamaForCausalLM on the same weights, and ours / theirs at T = 128 and 512, logits included.
 
 Prints one table per part; docs/performance.md keeps the figures with machine and date.
 """
@@ -60,7 +62,7 @@ def parity(device):
 
     print(f"\n1. parity on {device} (padded batch of 2 x 20, fp32)")
     print(f"{'family':<22}{'maps':>10}{'hidden':>10}{'attn_out':>10}")
-    for name in fam.specs():
+    for name in [*fam.specs(), *fam.decoder_specs()]:
         hf = fam.build_tiny_family(name)
         d = Path(tempfile.mkdtemp()) / name
         hf.save_pretrained(str(d))
@@ -73,7 +75,8 @@ def parity(device):
         ids, mask = ids.to(device), mask.to(device)
         outs = []
         out_proj = [m for n, m in hf.named_modules() if n.endswith(
-            ("attention.output.dense", "attention.out_lin", "attention.dense", "attn.Wo"))]
+            ("attention.output.dense", "attention.out_lin", "attention.dense", "attn.Wo",
+             "self_attn.o_proj", "attn.c_proj"))]
         hooks = [m.register_forward_hook(partial(keep_output, outs)) for m in out_proj]
         with torch.no_grad():
             theirs = hf(input_ids=ids, attention_mask=mask, output_attentions=True,
@@ -163,6 +166,41 @@ def end_to_end(device, reps):
           f"{1e3 * statistics.median(c):.2f} ms (median of {reps})")
 
 
+def decoder(device, lengths, reps):
+    """The bundled decoder against transformers' LlamaForCausalLM on the device."""
+    import torch
+    from transformers import LlamaForCausalLM
+
+    import mha_core
+
+    ours = mha_core.load_model("bundled-decoder", device=device)
+    hf = LlamaForCausalLM.from_pretrained(str(ours.path), attn_implementation="eager")
+    hf = hf.to(device).eval()
+    print(f"\n5. bundled decoder on {device}: ours / transformers, logits included")
+    print(f"{'T':>6}{'maps':>10}{'logits':>10}{'ours ms':>10}{'theirs ms':>11}{'ratio':>8}")
+    for T in lengths:
+        ids = torch.randint(100, ours.config.vocab_size, (1, T), device=device)
+
+        def mine(ids=ids):
+            out = ours.model(ids)
+            return out, ours.model.lm_logits(out.last_hidden_state)
+
+        theirs = partial(hf, input_ids=ids, output_attentions=True)
+        with torch.inference_mode():
+            (out, logits), ref = mine(), theirs()
+            maps = max(float((a - b).abs().max()) for a, b in zip(out.attentions, ref.attentions))
+            dl = float((logits - ref.logits).abs().max())
+            a, b, r = [], [], []
+            for i in range(reps):
+                x, y = ((timed(mine, device), timed(theirs, device)) if i % 2 else
+                        reversed((timed(theirs, device), timed(mine, device))))
+                a.append(x)
+                b.append(y)
+                r.append(x / y)
+        print(f"{T:>6}{maps:>10.1e}{dl:>10.1e}{1e3 * statistics.median(a):>10.2f}"
+              f"{1e3 * statistics.median(b):>11.2f}{statistics.median(r):>8.3f}")
+
+
 def main():
     ap = h.parser(__doc__, prog="bench/gpu.py")
     ap.add_argument("--device", default="auto")
@@ -194,6 +232,7 @@ def main():
     print(f"   cpu ({torch.get_num_threads()} threads): {fit_step(cpu, n, 5):.1f} ms "
           f"({n} sentences, 5 steps)")
     end_to_end(device, args.reps or 20)
+    decoder(device, (128, 512) if gpu or args.all else (128,), args.reps or (20 if gpu else 5))
 
 
 if __name__ == "__main__":

@@ -37,15 +37,22 @@ def bundled_dir() -> Path:
 
 
 def resolve_source(source=None) -> Path:
-    """None/"bundled" -> the bundled model; a directory -> itself; otherwise a Hub id."""
+    """None/"bundled" -> the bundled model; "bundled-decoder" or a .gguf file -> its cached
+    checkpoint directory (mha_core.gguf_file); a directory -> itself; otherwise a Hub id."""
     if source is None or source == "bundled":
         return bundled_dir()
+    if source == "bundled-decoder":
+        from . import gguf_file  # lazily: gguf_file imports this module
+        return gguf_file.checkpoint_dir(gguf_file.bundled_decoder_file())
     path = Path(source).expanduser()
     if path.is_dir():
         return path
+    if path.is_file() and path.name.lower().endswith(".gguf"):
+        from . import gguf_file
+        return gguf_file.checkpoint_dir(path)
     if path.exists():
         raise CheckpointError(f"{path} is a file; pass the checkpoint directory that holds "
-                              f"config.json and {WEIGHT_FILES[0]}")
+                              f"config.json and {WEIGHT_FILES[0]} (or a llama.cpp .gguf file)")
     return _from_hub(str(source))
 
 
