@@ -227,23 +227,25 @@ def main(argv=None):
     import json
 
     from .api import add_device_argument, load_model
-    from .treebank import read_treebank
+    from .loading import CheckpointError
+    from .treebank import TreebankError, read_treebank
 
     ap = argparse.ArgumentParser(prog="python -m mha_core.syntax",
                                  description="Score every attention head against the dependency "
                                              "trees of a CoNLL-U treebank (Clark et al. 2019).")
     ap.add_argument("treebank", help="a .conllu file")
-    ap.add_argument("--model", default=None, help="a BERT checkpoint directory (default: the "
-                                                  "bundled all-MiniLM-L6-v2)")
+    ap.add_argument("--model", default=None,
+                    help="a checkpoint directory, a .gguf file, or bundled-decoder (default: the "
+                         "bundled all-MiniLM-L6-v2)")
     ap.add_argument("--json", default=None, help="write the result to this file")
     ap.add_argument("--min-arcs", type=int, default=MIN_ARCS,
                     help=f"report relations with at least this many arcs (default {MIN_ARCS})")
     add_device_argument(ap)
     args = ap.parse_args(argv)
-    sentences = read_treebank(args.treebank, max_bytes=2**40)
     try:
+        sentences = read_treebank(args.treebank, max_bytes=2**40)
         bert = load_model(args.model, device=args.device)
-    except ValueError as e:
+    except (ValueError, OSError, TreebankError, CheckpointError) as e:
         ap.error(str(e))
     scores = score_treebank(bert, sentences)
     rows = scores.rows(args.min_arcs)
