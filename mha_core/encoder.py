@@ -175,7 +175,7 @@ class Encoder(nn.Module):
 
     def lm_logits(self, hidden: torch.Tensor) -> torch.Tensor:
         """A decoder's next-word logits from final (normed) hidden states: (..., D) -> (..., V)."""
-        return hidden @ self.unembedding().T  # (..., V)
+        return nn.functional.linear(hidden, self.unembedding())  # (..., V)
 
     def layer(self, i: int) -> EncoderLayer:
         """The module run as layer i (0-based); ALBERT runs the same weights several times."""
