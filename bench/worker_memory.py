@@ -5,6 +5,7 @@ the Corpus search page builds (does it stay within the plan of docs/limits.md?).
     .venv/bin/python bench/worker_memory.py sentences [--sentences 1000] [--every 100]
     .venv/bin/python bench/worker_memory.py sessions [--counts 1,30,100,300] [--idle 60]
     .venv/bin/python bench/worker_memory.py corpus-index [--lines 2000] [--layer 1]
+    .venv/bin/python bench/worker_memory.py models
 
 sentences     The whole app in this process (Streamlit's AppTest, the frame around the
               Explorer: the page code a browser session runs) through --sentences distinct
@@ -26,6 +27,11 @@ corpus-index  This process as a fresh worker (the freed-memory setting of `heads
               job's transient (HEAVY_TRANSIENT_MB below, docs/limits.md), and what the build
               left held afterwards against the index's size (+128 MB); exits 1 when either is
               over.
+models        This process as a worker (one torch thread): RSS after importing the model code,
+              after loading the bundled encoder and running a sentence, then after loading the
+              bundled decoder (from its cached directory: the first load dequantises) and
+              running the same sentence; and whether loading the encoder alone loaded the
+              decoder (it must not: a worker that never shows the decoder never loads it).
 
 RSS depends on the machine's allocator, libraries and load: quote it with the machine line
 printed first.
@@ -169,9 +175,31 @@ def corpus_index(args) -> int:
     return 0 if ok else 1
 
 
+def models(args):
+    """RSS with the bundled encoder, then with the bundled decoder beside it."""
+    import torch
+
+    import mha_core
+
+    torch.set_num_threads(1)
+    text = "The teacher wrote a sentence on the board for everyone to read."
+    print(f"imports: {h.rss_mb():.0f} MB")
+    t = time.perf_counter()
+    enc = mha_core.load_model(device="cpu")
+    enc.attend(text)
+    print(f"+ bundled encoder, one sentence: {h.rss_mb():.0f} MB "
+          f"({time.perf_counter() - t:.1f} s); decoder loaded: "
+          f"{'mha_core.gguf_file' in sys.modules}")
+    t = time.perf_counter()
+    dec = mha_core.load_model("bundled-decoder", device="cpu")
+    dec.attend(text)
+    print(f"+ bundled decoder, one sentence: {h.rss_mb():.0f} MB "
+          f"({time.perf_counter() - t:.1f} s); peak {h.rss_mb(field='VmHWM'):.0f} MB")
+
+
 def main():
     ap = h.parser(__doc__)
-    ap.add_argument("what", choices=("sentences", "sessions", "corpus-index"))
+    ap.add_argument("what", choices=("sentences", "sessions", "corpus-index", "models"))
     ap.add_argument("--sentences", type=int, default=1000, help="sentences: how many")
     ap.add_argument("--every", type=int, default=100, help="sentences: print every N")
     ap.add_argument("--counts", nargs="+", action=h.Ints, default=[1, 30, 100, 300],
@@ -185,7 +213,7 @@ def main():
     print(h.machine())
     if args.what == "corpus-index":
         return corpus_index(args)
-    {"sentences": sentences, "sessions": sessions}[args.what](args)
+    {"sentences": sentences, "sessions": sessions, "models": models}[args.what](args)
     return 0
 
 
