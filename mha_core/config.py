@@ -71,6 +71,8 @@ class EncoderConfig:
     # share each key/value head; None: one each (H)
     qkv_bias: bool | None = None  # q, k, v projections' biases (Qwen2: yes); None: `bias`
     rope_theta: float = 10000.0  # "grouped" attention's RoPE base
+    # Llama 3.1's RoPE schedule (factor, low_freq_factor, high_freq_factor, original context)
+    rope_llama3: tuple = ()
     rotary: bool = True  # "grouped" attention turns q and k (Llama, Qwen2); False: no RoPE
     lm_head: str = "none"
 

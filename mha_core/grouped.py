@@ -25,6 +25,7 @@ class GroupedAttention(MultiHeadSelfAttention):
         D, K, G = cfg.hidden_size, cfg.head_dim, cfg.kv_heads
         self.kv_heads = G
         self.theta = cfg.rope_theta if cfg.rotary else None
+        self.llama3 = tuple(cfg.rope_llama3)
         self.query = nn.Linear(D, D, bias=qkv_bias)
         self.key = nn.Linear(D, G * K, bias=qkv_bias)  # G heads of keys, not H
         self.value = nn.Linear(D, G * K, bias=qkv_bias)
@@ -37,7 +38,7 @@ class GroupedAttention(MultiHeadSelfAttention):
         k = split_heads(self.key(x), self.kv_heads)  # (B, G, T, K)
         v = split_heads(self.value(x), self.kv_heads)  # (B, G, T, K)
         if self.theta is not None:
-            cos, sin = rotary(T, q.size(-1), self.theta, x.device)  # (T, K)
+            cos, sin = rotary(T, q.size(-1), self.theta, x.device, self.llama3)  # (T, K)
             q, k = q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
         group = self.n_heads // self.kv_heads
         if group > 1:

@@ -6,6 +6,7 @@ module is callable on a layer's attention input like BERT's.
 Shape letters: B batch, T tokens, D hidden size, H heads, K head size.
 """
 
+import math
 from functools import lru_cache
 
 import torch
@@ -21,17 +22,31 @@ def rotate_half(x):
 
 
 @lru_cache(maxsize=8)
-def rotary(T: int, K: int, theta: float, device=None):
+def rotary(T: int, K: int, theta: float, device=None, llama3: tuple = ()):
     """cos, sin (T, K): position t turns dimension pair (d, d + K/2) by t * theta^(-2d/K).
     Built once per (T, K, theta, device), not once per layer: every layer of a kind reads the
     same table. Cached tensors are ordinary ones (made outside inference mode, no grad) and are
-    never written to, so any forward, in any thread, may read them."""
+    never written to, so any forward, in any thread, may read them. llama3: Llama 3.1's
+    schedule (factor, low_freq_factor, high_freq_factor, original context), or ()."""
     with torch.inference_mode(False), torch.no_grad():
-        return _rotary(T, K, theta, device)
+        return _rotary(T, K, theta, device, llama3)
 
 
-def _rotary(T: int, K: int, theta: float, device):
+def llama3_frequencies(inv_freq, factor, low, high, context):
+    """Llama 3.1's RoPE: long wavelengths (> context / low) slowed by `factor`, short ones
+    (< context / high) kept, the band between blended smoothly (Meta's reference code)."""
+    wavelen = 2 * math.pi / inv_freq
+    slowed = torch.where(wavelen > context / low, inv_freq / factor, inv_freq)
+    smooth = (context / wavelen - low) / (high - low)
+    blended = (1 - smooth) * slowed / factor + smooth * slowed
+    medium = (wavelen >= context / high) & (wavelen <= context / low)
+    return torch.where(medium, blended, slowed)
+
+
+def _rotary(T: int, K: int, theta: float, device, llama3=()):
     inv_freq = 1.0 / (theta ** (torch.arange(0, K, 2, dtype=torch.float, device=device) / K))
+    if llama3:
+        inv_freq = llama3_frequencies(inv_freq, *llama3)
     angles = torch.arange(T, dtype=torch.float, device=device)[:, None] * inv_freq  # (T, K/2)
     angles = torch.cat((angles, angles), dim=-1)  # (T, K)
     return angles.cos(), angles.sin()

@@ -52,7 +52,8 @@ DECODER = dict(vocab_size=VOCAB, hidden_size=32, num_hidden_layers=2, num_attent
 def decoder_specs() -> dict:
     """The decoders, as specs(): grouped-query heads (2 KV heads for 4 query heads) and not, one
     KV head (multi-query), tied and separate next-word heads, a small RoPE base (so positions
-    turn q and k far), Qwen2's q/k/v biases, GPT-2's Conv1D and learned positions."""
+    turn q and k far), Llama 3.1's RoPE schedule, Qwen2's q/k/v biases, GPT-2's Conv1D and
+    learned positions."""
     return {
         "llama": ("LlamaConfig", "LlamaForCausalLM",
                   dict(DECODER, num_key_value_heads=2, rope_theta=50.0,
@@ -60,6 +61,12 @@ def decoder_specs() -> dict:
         "llama-mha-tied": ("LlamaConfig", "LlamaForCausalLM",
                            dict(DECODER, num_hidden_layers=3, num_key_value_heads=4,
                                 tie_word_embeddings=True)),
+        "llama3-rope": ("LlamaConfig", "LlamaForCausalLM",  # a long, a middle and short waves
+                        dict(DECODER, num_key_value_heads=1, tie_word_embeddings=True,
+                             rope_parameters=dict(rope_type="llama3", rope_theta=10000.0,
+                                                  factor=8.0, low_freq_factor=1.0,
+                                                  high_freq_factor=4.0,
+                                                  original_max_position_embeddings=100))),
         "qwen2": ("Qwen2Config", "Qwen2ForCausalLM",
                   dict(DECODER, num_key_value_heads=1, rope_theta=100.0,
                        tie_word_embeddings=True)),

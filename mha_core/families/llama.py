@@ -9,15 +9,21 @@ from ..config import ConfigError, EncoderConfig
 from .base import Family
 
 
-def rope_theta(d: dict) -> float:
-    """RoPE's base from transformers 5's rope_parameters or 4's rope_theta; scaled RoPE (Llama
-    3.1's "llama3", YaRN, ...) is refused by name."""
-    rope = d.get("rope_parameters") or d.get("rope_scaling") or {}
-    kind = rope.get("rope_type", rope.get("type", "default"))
-    if kind not in (None, "default"):
+def rope(d: dict) -> dict:
+    """RoPE's base from transformers 5's rope_parameters or 4's rope_theta, and Llama 3.1's
+    schedule ("llama3"); other scaled RoPE (linear, dynamic, YaRN, ...) is refused by name."""
+    params = d.get("rope_parameters") or d.get("rope_scaling") or {}
+    kind = params.get("rope_type", params.get("type", "default"))
+    if kind not in (None, "default", "llama3"):
         raise ConfigError(f"rope type {kind!r} is not supported; headscope runs the default "
-                          f"RoPE (rope_type 'default')")
-    return float(rope.get("rope_theta") or d.get("rope_theta") or 10000.0)
+                          f"RoPE and Llama 3's ('llama3')")
+    theta = float(params.get("rope_theta") or d.get("rope_theta") or 10000.0)
+    llama3 = ()
+    if kind == "llama3":
+        llama3 = tuple(float(params[k]) for k in ("factor", "low_freq_factor",
+                                                  "high_freq_factor",
+                                                  "original_max_position_embeddings"))
+    return dict(rope_theta=theta, rope_llama3=llama3)
 
 
 def decoder_config(d: dict, model_type: str, **parts) -> EncoderConfig:
@@ -34,7 +40,7 @@ def decoder_config(d: dict, model_type: str, **parts) -> EncoderConfig:
         d, model_type=model_type, type_vocab_size=0, positions="none", attention="grouped",
         feed_forward="swiglu", norm="rms", pre_norm=True, embed_norm=False, final_norm=True,
         causal=True, pairs=False, layer_norm_eps=d.get("rms_norm_eps", 1e-6),
-        hidden_act=d.get("hidden_act", "silu"), rope_theta=rope_theta(d),
+        hidden_act=d.get("hidden_act", "silu"), **rope(d),
         lm_head="tied" if d.get("tie_word_embeddings", False) else "separate", **parts)
 
 

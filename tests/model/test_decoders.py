@@ -179,8 +179,8 @@ def edit(path, **changes):
 
 
 @pytest.mark.parametrize("changes,message", [
-    ({"rope_parameters": {"rope_type": "llama3", "rope_theta": 5e5, "factor": 8.0}},
-     "rope type 'llama3' is not supported"),
+    ({"rope_parameters": {"rope_type": "yarn", "rope_theta": 5e5, "factor": 8.0}},
+     "rope type 'yarn' is not supported"),
     ({"head_dim": 4}, r"head_dim 4 differs from hidden_size / num_attention_heads \(8\)"),
     ({"num_key_value_heads": 3}, r"num_key_value_heads \(3\) must divide num_attention_heads"),
     ({"model_type": "qwen2", "use_sliding_window": True, "sliding_window": 4},

@@ -19,7 +19,7 @@ from mha_core.loading import load_checkpoint
 from testkit.families import decoder_specs, padded_batch, save_every_family, specs
 
 FAMILIES = list(specs()) + list(decoder_specs())
-ROPE_DECODERS = ("llama", "llama-mha-tied", "qwen2")
+ROPE_DECODERS = ("llama", "llama-mha-tied", "llama3-rope", "qwen2")
 TOL = dict(atol=1e-5, rtol=0)
 
 
