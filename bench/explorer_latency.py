@@ -2,6 +2,7 @@
 the server's part alone, and hover -> highlight drawn.
 
     .venv/bin/python bench/explorer_latency.py [enter] [--n 20] [--screenshot docs/explorer.png]
+    .venv/bin/python bench/explorer_latency.py enter --models bundled bundled-decoder
     .venv/bin/python bench/explorer_latency.py split [--n 15] [--link]
     .venv/bin/python bench/explorer_latency.py server [--n 20] [--query text=Hi.]
     .venv/bin/python bench/explorer_latency.py hover [--moves 150] [--sizes 10,128,512]
@@ -56,54 +57,58 @@ WHAT = ("enter", "split", "server", "hover", "views")
 
 def enter(args):
     """Enter -> the grid drawn, -> every map drawn, chromium's CPU, the server's part."""
+    import mha_core
+
+    with h.app("explorer") as (url, _, _), h.chromium() as browser:
+        for source in args.models:  # one server and browser: the models measured side by side
+            bert = mha_core.load_model(None if source == "bundled" else source, device="cpu")
+            enter_model(args, url, browser, bert, source)
+
+
+def enter_model(args, url, browser, bert, source):
+    """enter's sentences on one model (a link's ?model= picks it)."""
     import time
 
-    from testkit.browser import (
-        submit,
-        type_sentence,
-        type_text,
-        wait_for_explorer,
-        wait_for_grid,
-    )
+    from testkit.browser import submit, type_sentence, type_text, wait_for_explorer, wait_for_grid
 
-    bert, heads = h.bundled()
+    heads = bert.config.num_attention_heads
     times, grid, server, cpu = [], [], [], []
-    with h.app("explorer") as (url, _, _), h.chromium() as browser:
-        page = browser.new_page(viewport={"width": 1280, "height": 800})
-        clock = h.ServerClock(page)
-        page.goto(url)
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    clock = h.ServerClock(page)
+    page.goto(url if source == "bundled" else f"{url}/?model={source}")
+    wait_for_grid(page, bert.encode(h.FIRST).tokens, heads, timeout_ms=120_000)
+    watch = h.CpuWatch()
+    for text in h.SENTENCES[:args.n]:
+        tokens = bert.encode(text).tokens
+        type_text(page, text)
+        watch.start()
+        t_enter = time.perf_counter()
+        submit(page)
+        wait_for_grid(page, tokens, heads, timeout_ms=30_000)
+        grid.append((time.perf_counter() - t_enter) * 1000)
+        wait_for_explorer(page, tokens, heads, timeout_ms=30_000)
+        times.append((time.perf_counter() - t_enter) * 1000)
+        page.wait_for_timeout(300)  # the run may finish after the maps are drawn
+        watch.poll()
+        cpu.append(watch.total() * 1000)
+        if clock.since(t_enter) is not None:
+            server.append(clock.since(t_enter) * 1000)
+        print(f"{grid[-1]:7.0f} ms grid  {times[-1]:7.0f} ms all  {cpu[-1]:5.0f} ms CPU"
+              f"  T={len(tokens):2d}  {text}", flush=True)
+    if args.screenshot:
+        type_sentence(page, h.FIRST)
         wait_for_grid(page, bert.encode(h.FIRST).tokens, heads)
-        watch = h.CpuWatch()
-        for text in h.SENTENCES[:args.n]:
-            tokens = bert.encode(text).tokens
-            type_text(page, text)
-            watch.start()
-            t_enter = time.perf_counter()
-            submit(page)
-            wait_for_grid(page, tokens, heads, timeout_ms=30_000)
-            grid.append((time.perf_counter() - t_enter) * 1000)
-            wait_for_explorer(page, tokens, heads, timeout_ms=30_000)
-            times.append((time.perf_counter() - t_enter) * 1000)
-            page.wait_for_timeout(300)  # the run may finish after the maps are drawn
-            watch.poll()
-            cpu.append(watch.total() * 1000)
-            if clock.since(t_enter) is not None:
-                server.append(clock.since(t_enter) * 1000)
-            print(f"{grid[-1]:7.0f} ms grid  {times[-1]:7.0f} ms all  {cpu[-1]:5.0f} ms CPU"
-                  f"  T={len(tokens):2d}  {text}", flush=True)
-        if args.screenshot:
-            type_sentence(page, h.FIRST)
-            wait_for_grid(page, bert.encode(h.FIRST).tokens, heads)
-            page.evaluate("document.activeElement.blur()")  # no focus ring in the picture
-            page.mouse.move(150, 700)  # over the sidebar, off the charts
-            page.wait_for_timeout(1500)  # let the focus views below finish drawing
-            page.screenshot(path=args.screenshot)
-            print(f"screenshot: {args.screenshot}")
-    print(f"\n{len(times)} sentences, Enter -> ; {h.load()}")
+        page.evaluate("document.activeElement.blur()")  # no focus ring in the picture
+        page.mouse.move(150, 700)  # over the sidebar, off the charts
+        page.wait_for_timeout(1500)  # let the focus views below finish drawing
+        page.screenshot(path=args.screenshot)
+        print(f"screenshot: {args.screenshot}")
+    page.close()
+    print(f"\n{bert.name}: {len(times)} sentences, Enter -> ; {h.load()}")
     print(f"  the component's {heads} heads + summed head + mean drawn: {h.spread(grid)}")
     print(f"  every map of the page drawn: {h.spread(times)}")
     print(f"  chromium CPU per Enter: {h.spread(cpu)}")
-    print(f"  'script finished' received (the server's part): {h.spread(server)}")
+    print(f"  'script finished' received (the server's part): {h.spread(server)}\n")
 
 
 # What split injects before the page loads
@@ -377,6 +382,9 @@ def main():
     ap.add_argument("--n", type=int, default=None,
                     help="sentences (enter: 20, split: 15) or rounds (server: 20)")
     ap.add_argument("--screenshot", help="enter: save the page on the telescope sentence here")
+    ap.add_argument("--models", nargs="+", default=["bundled"],
+                    help="enter: the models, one after another in one run (bundled, "
+                         "bundled-decoder, or a name the server offers)")
     ap.add_argument("--link", action="store_true", help="split: open a student's shared link")
     ap.add_argument("--query", default="", help="server: the first run's query string")
     ap.add_argument("--moves", type=int, default=150, help="hover: mouse moves per view")
