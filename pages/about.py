@@ -33,6 +33,11 @@ st.markdown("""
   2019's thresholds), the attention rollout, and a profile over many sentences.
 - **Head lab**: switch heads off and watch the output change; rank the heads (Michel et al.
   2019, ablation form).
+- **Next word** (decoders): what the model expects after every token, how its top 5 change
+  when heads are switched off, and which heads push a word up (direct logit attribution).
+- **Attention sinks**: how much of each head's attention rests on the first token ([CLS] and
+  [SEP] in BERT), by weight and by norm, with Gu et al. 2024's sink rate; and BERT beside a
+  GPT-style decoder on one sentence: one reads both ways, the other looks back.
 - **Two readings**: one word in two sentences: which heads send it somewhere else?
 - **Corpus search** (exBERT's): where else in a corpus is a token used the way it is used
   here? The nearest tokens by hidden state at a chosen layer, with their sentences.

@@ -107,11 +107,13 @@ source = corpus_box.radio("Corpus", ["The examples", "My own lines"], horizontal
                           key="cs_source")
 if source == "The examples":
     lines = EXAMPLE_LINES
-    corpus_box.caption(f"The sidebar's {len(EXAMPLE_LINES)} examples (a pair is one line with "
-                       f"[SEP]). Paste your own lines for a real corpus: up to {MAX_LINES:,}.")
+    pair_note = " (a pair is one line with [SEP])" if bert.config.takes_pairs else ""
+    corpus_box.caption(f"The sidebar's {len(EXAMPLE_LINES)} examples{pair_note}. Paste your "
+                       f"own lines for a real corpus: up to {MAX_LINES:,}.")
 else:
-    pasted = corpus_box.text_area(f"One sentence per line (up to {MAX_LINES:,}; a [SEP] in a "
-                                  "line makes it a pair)", key="cs_lines", height=150)
+    pair_note = "; a [SEP] in a line makes it a pair" if bert.config.takes_pairs else ""
+    pasted = corpus_box.text_area(f"One sentence per line (up to {MAX_LINES:,}{pair_note})",
+                                  key="cs_lines", height=150)
     lines = [line.strip()[:guards.MAX_CHARS] for line in pasted.splitlines() if line.strip()]
     if len(lines) > MAX_LINES:
         st.warning(f"{len(lines):,} lines pasted; the first {MAX_LINES:,} are used.")
@@ -139,7 +141,8 @@ choices = [t for t, s in enumerate(res.special) if not s]
 crc = zlib.crc32("\x1f".join(res.labels).encode("utf-8", "surrogatepass"))
 if not presenting():
     c1, c2, c3, c4 = st.columns([3, 3, 2, 2], vertical_alignment="bottom")
-start = presets.default_focus(text, res.labels, res.special)  # a preset's word worth following
+# a preset's word worth following (a decoder: its last word, which sees the whole text)
+start = presets.default_focus(text, res.labels, res.special, bert.is_decoder)
 token = c1.selectbox("Token", choices, key=f"cs_token_{crc:08x}",
                      index=choices.index(start) if start in choices else 0,
                      format_func=lambda t: f"{t}: {visible(res.labels[t])}")
@@ -173,7 +176,8 @@ found = matches(index, rows, scores, head)
 own = res.attentions[layer, head, token].topk(min(3, len(res.labels)))
 st.markdown(f"**Query:** token {token}, “{cell(res.labels[token])}”, layer {layer + 1}. In "
             f"head {head + 1} it attends to " + targets_text(
-                [(res.labels[i], w) for i, w in zip(own.indices.tolist(), own.values.tolist())])
+                [(res.labels[i], w) for i, w in zip(own.indices.tolist(), own.values.tolist())
+                 if w > 0])  # a decoder's first token sees only itself
             + ".")
 with st.container(key="cs_results"):
     st.table(pd.DataFrame({
@@ -185,7 +189,8 @@ with st.container(key="cs_results"):
     }), border="horizontal")
 st.caption(f"{len(index):,} tokens of {plural(len(lines), 'line')} indexed at layer {layer + 1} "
            f"(each "
-           f"line's first {CORPUS_TOKENS} tokens; {cls_tok} and {sep_tok} are not indexed). "
+           f"line's first {CORPUS_TOKENS} tokens"
+           f"{'' if bert.is_decoder else f'; {cls_tok} and {sep_tok} are not indexed'}). "
            "Similarity "
            "is the cosine of the hidden states (the layer's output); the last column lists "
            "each match's top three attention targets in the chosen head. If the sentence "

@@ -109,7 +109,7 @@ def explorer():
     def mask(value):
         """A click on a query label of the maps: mask that token (below); only a position a
         click can mask (masked_words.click_targets), whatever the browser sent."""
-        maskable = set(masked_words.click_targets(res, False, False)) - {None}
+        maskable = set(masked_words.click_targets(res, False, False, bert)) - {None}
         if isinstance(value, list) and len(value) == 2 and value[0] in maskable \
                 and isinstance(value[0], int) and not isinstance(value[0], bool):
             masked_words.mask_from_click("ex_mask", res.labels, value[0], str(value[1]))
@@ -122,19 +122,25 @@ def explorer():
               # "share": Copy link was pressed; the run itself redraws the sidebar's box
               on={"mask": mask, "need": needs, "share": lambda _: None},
               meta=dict(model=name, text=text + (f" [SEP] {pair}" if pair else "")))
+    clicks = ("click a token's label at the left to mask it (below: what the model predicts "
+              "there and how every head's attention changes; at word level, the word's first "
+              "piece)" if masked_words.can_mask(bert) else
+              "a decoder has no [MASK] token, so a click on a token's label masks nothing")
     st.caption(
         "Each map: rows are the tokens looking (queries), columns the tokens looked at (keys); "
         "darker means more attention, and entropy (nats) says how spread a row is. Hover a cell to "
         "read its weight and see that row and column in every map; click a head to enlarge it; "
-        "click a token's label at the left to mask it (below: what the model predicts there and "
-        "how every head's attention changes; at word level, the word's first piece). Pick the "
+        f"{clicks}. Pick the "
         "focus token in the row of tokens (shift-click adds more; the arrow keys move it). The "
         "**mean** of the heads is what most tools show: a blur of them. The focus grid gives, for "
         "every head of every layer, the token the focus looks at most and its weight; the layer "
         "shown is framed and the enlarged head is red; click a cell to open it. Every change of "
         "view is drawn in your browser; the address bar and Copy link keep it.")
-    if models.maps_note(bert):  # DeBERTa's position terms, ModernBERT's local bands
+    if models.maps_note(bert):  # a decoder's triangle, DeBERTa's position terms, ModernBERT's bands
         st.caption(models.maps_note(bert))
+    if not any(res.special):  # the component shows no Hide switch then
+        st.caption(f"No Hide {facts['cls']}/{facts['sep']} switch: this text has no special "
+                   f"tokens to hide ({bert.family.name} adds none).")
     c1, c2 = st.columns([1, 1])
     with c1:
         one_head_results.explorer_note(name, key="ex_one_head")  # docs/one-head.md

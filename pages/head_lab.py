@@ -200,7 +200,9 @@ if n_off:
         st.caption(f"The maps show the first {MAX_PAIR_TOKENS} tokens.")
 
 st.subheader("Which heads help predict a masked word?")
-if not bert.has_mlm_head:
+if not masked_words.can_mask(bert):  # a decoder: no [MASK] token at all
+    st.info(masked_words.no_mask_notice(bert), icon=style.ICON_INFO)
+elif not bert.has_mlm_head:
     st.caption(masked_words.no_head_notice(bert, name).replace(
         " Masking a word still shows how every head's attention moves.", " With one, this "
         "section switches off each head alone and measures how much the masked word's "

@@ -34,9 +34,11 @@ def lines_view(name: str, text: str, word_level: bool, hide_special: bool,
     res = models.attend(name, text, pair)
     att, labels, special = explorer_view(res.attentions, res, word_level, hide_special)
     segments = segments_view(res, word_level, hide_special)
-    targets = masked_words.click_targets(res, word_level, hide_special)
+    bert = models.bert_or_raise(name)
+    targets = masked_words.click_targets(res, word_level, hide_special, bert)
+    maskable = [t is not None for t in targets] if masked_words.can_mask(bert) else None
     return lines_payload(att.numpy(), labels, special, segments=segments,
-                         maskable=[t is not None for t in targets]), targets
+                         maskable=maskable), targets  # None: no Mask button (a decoder)
 
 
 def parse_heads(raw: str, n_heads: int):
@@ -95,8 +97,11 @@ word_level = c1.toggle("Whole words", key="hv_words",
                        help="Merge subword pieces into words (Clark et al. 2019), as in the "
                             "Explorer.")
 cls_tok, sep_tok = special_names(bert.tokenizer)  # this model's own: <s>, </s> for RoBERTa
-hide_special = c2.toggle(f"Hide {cls_tok}/{sep_tok}", key="hv_nospecial",
-                         help="Drop the special tokens and renormalise each row to sum to 1.")
+no_special = bert.is_decoder  # a decoder adds no special tokens (res.special is all False)
+hide_help = (f"{bert.family.name} adds no special tokens: nothing to hide." if no_special
+             else "Drop the special tokens and renormalise each row to sum to 1.")
+hide_special = c2.toggle(f"Hide {cls_tok}/{sep_tok}", key="hv_nospecial", disabled=no_special,
+                         help=hide_help) and not no_special
 p, targets = guards.computed_or_stop(lines_view, name, text, word_level, hide_special, pair)
 labels = p["tokens"]
 if "focus" in pending:
@@ -134,9 +139,13 @@ st.caption(
     "or off; lines under the threshold are not drawn. **Model view**: every layer × head as a "
     "small line view; click one to open it in the head view. PNG saves what is shown at 2× with "
     "the sentence, model and a head-colour legend, SVG the same as a drawing; the buttons under "
-    "the view save every head of every layer (.npz, JSON, CSV). **Mask** replaces the pinned "
-    "token by [MASK]: below, what the model predicts in its place and how every head's "
-    "attention changes (at word level, the word's first piece).")
+    "the view save every head of every layer (.npz, JSON, CSV). " + (
+        "**Mask** replaces the pinned token by [MASK]: below, what the model predicts in its "
+        "place and how every head's attention changes (at word level, the word's first piece)."
+        if masked_words.can_mask(bert) else
+        f"{bert.family.name} is a decoder: each token sees only itself and the tokens before "
+        "it, so every line runs up to an earlier token (or straight across to itself), never "
+        "down to a later one."))
 
 focus = view["focus"]
 link.write_query_params(

@@ -191,6 +191,18 @@ with real_tab:
                  width="stretch")
         if steps.note:
             st.caption(steps.note)
+        if bert.is_decoder:
+            later = T - 1 - query
+            kv = cfg.kv_heads
+            group = head // (H // kv)
+            st.caption(f"{bert.family.name} is a decoder: the {later} key{'s' * (later != 1)} "
+                       f"after “{token}” {'are' if later != 1 else 'is'} masked before the "
+                       "softmax (not attendable: no products, no logit, weight 0)"
+                       + (", and q and k are rotated by their positions (RoPE) before the "
+                          "products" if cfg.attention in ("rotary", "grouped") else "") + "."
+                       + (f" Its keys are key/value head {group + 1} of {kv}, shared by heads "
+                          f"{group * (H // kv) + 1}–{(group + 1) * (H // kv)}." if kv < H
+                          else ""))
         gap = float(np.abs(steps.probs - steps.module_probs).max())
         st.caption(f"Check: this softmax and the weights the model itself returns for this head "
                    f"and token differ by at most {gap:.1e}.")

@@ -115,7 +115,8 @@ for side, title in (("a", "A"), ("b", "B")):
     if where[side] is None:
         st.warning(f"The focus token is not a word of sentence {title}. Its words are listed "
                    "below; choose one that both sentences contain.")
-        st.code(" · ".join(view[side]["labels"][1:-1]) or "(no words)", language=None)
+        words = [w for w, sp in zip(view[side]["labels"], view[side]["special"]) if not sp]
+        st.code(" · ".join(words) or "(no words)", language=None)
 if None in where.values():
     st.stop()
 
@@ -137,6 +138,14 @@ layer, head = picked.layer, picked.head
 link.write_query_params(a=a, b=b, focus=focus, head=ss["tr_head"],
                         shared=None if shared_only else 0)
 
+if bert.is_decoder:  # it reads left to right: only what comes before the focus can differ
+    same = la[:ga + 1] == lb[:gb + 1]
+    st.info(f"{bert.family.name} is a decoder: “{md_text(focus)}” sees only itself and the "
+            "words before it" + (", and those are the same in A and B, so every head looks the "
+            "same way (difference 0): the words that differ come later, where it cannot look. "
+            "Choose a focus token after the first difference, such as the last word."
+            if same else "; only the words before it can make a head look elsewhere."),
+            icon=style.ICON_INFO)
 plot(st, fg.diff_grid_figure(diff, selected=(layer, head)), room=GRID_ROOM, key="tr_grid",
      on_select=on_click, selection_mode="points", config={"displayModeBar": False})
 only_a, only_b = shown.words_in_one_only(la, lb)

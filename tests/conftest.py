@@ -139,9 +139,9 @@ def spy_loader(monkeypatch):
 
     asked, real = [], mha_core.api.load_model
 
-    def load(source=None, device="auto"):
+    def load(source=None, device="auto", **kwargs):  # cache_dir= and whatever comes next
         asked.append(source)
-        return real(source, device=device)
+        return real(source, device=device, **kwargs)
 
     monkeypatch.setattr(mha_core.api, "load_model", load)
     monkeypatch.setattr(mha_core, "load_model", load)  # the name the app calls

@@ -32,6 +32,8 @@ pages = [
     st.Page(page_file("training_lab"), title="Training lab", icon=":material/model_training:"),
     st.Page(page_file("all_heads"), title="All heads", icon=":material/apps:"),
     st.Page(page_file("head_lab"), title="Head lab", icon=":material/tune:"),
+    st.Page(page_file("next_word"), title="Next word", icon=":material/keyboard_tab:"),
+    st.Page(page_file("sinks"), title="Attention sinks", icon=":material/anchor:"),
     st.Page(page_file("two_readings"), title="Two readings", icon=":material/compare_arrows:"),
     st.Page(page_file("corpus_search"), title="Corpus search", icon=":material/manage_search:"),
     st.Page(page_file("what_heads_learn"), title="What heads learn",

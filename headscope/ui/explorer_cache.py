@@ -31,9 +31,11 @@ def explorer_data(name: str, text: str, pair: str | None, layer: int, focus: tup
         res.attentions.numpy(), res.single_head.numpy(), res.labels, res.special,
         [not s and is_punctuation(t) for t, s in zip(res.labels, res.special)], words,
         [not s and is_punctuation(w) for w, s in zip(words, word_special)], groups,
-        masked_words.click_targets(res, False, False), value_norms=norms.numpy(), layer=layer,
-        focus=focus, default_focus=(presets.default_focus(text, res.labels, res.special),
-                                    presets.default_focus(text, words, word_special)),
+        masked_words.click_targets(res, False, False, bert), value_norms=norms.numpy(),
+        layer=layer, causal=bert.is_decoder,
+        focus=focus, default_focus=(
+            presets.default_focus(text, res.labels, res.special, bert.is_decoder),
+            presets.default_focus(text, words, word_special, bert.is_decoder)),
         names=special_names(bert.tokenizer), notes=one_head_results.layer_sentences(name),
         palette=style.PALETTE, special_colors=style.SPECIAL_COLORS,
         other_color=style.OTHER_COLOR) | dict(width=cfg.hidden_size)

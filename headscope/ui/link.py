@@ -10,11 +10,13 @@ import streamlit as st
 
 from . import share, style
 from .guards import MAX_CHARS
-from .models import BUNDLED, model_choices
+from .models import BUNDLED, BUNDLED_DECODER, model_choices
 from .sidebar import current_model
 
 FRAME_PARAMS = ("model", "text", "pair", "present")
 BUNDLED_ID = "bundled"  # the bundled model's name in links (its full name still opens)
+# the bundled models by their names in links (the sources mha_core.load_model takes)
+SHORT_IDS = {BUNDLED_ID: BUNDLED, "bundled-decoder": BUNDLED_DECODER}
 URL_TEXT_MAX = 2_000  # a longer sentence is left out of the link (browsers cap URL length)
 
 
@@ -46,8 +48,8 @@ def read_query_params() -> list:
     if "model" in qp:
         if qp["model"] in model_choices():
             ss.model = qp["model"]
-        elif qp["model"] == BUNDLED_ID:
-            ss.model = BUNDLED
+        elif qp["model"] in SHORT_IDS:
+            ss.model = SHORT_IDS[qp["model"]]
         else:
             notes.append(f"The link names a model this server does not offer; showing {BUNDLED}.")
     for param, what in (("text", "text"), ("pair", "second sentence")):
@@ -97,7 +99,8 @@ def sync_link():
     offers it separately."""
     text, pair = st.session_state.get("text", ""), st.session_state.get("pair", "")
     model = current_model()
-    write_query_params(model=BUNDLED_ID if model == BUNDLED else model,
+    short = {name: short for short, name in SHORT_IDS.items()}
+    write_query_params(model=short.get(model, model),
                        text=text if len(text) <= URL_TEXT_MAX else None,
                        pair=pair if pair and len(pair) <= URL_TEXT_MAX else None, present=None)
     if max(len(text), len(pair)) > URL_TEXT_MAX:  # the sender is told

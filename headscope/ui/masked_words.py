@@ -92,11 +92,27 @@ def choice_key(tokens, key: str) -> str:
     return f"{key}_{crc:08x}"
 
 
-def click_targets(res, word_level: bool, hide_special: bool) -> list:
+def click_targets(res, word_level: bool, hide_special: bool, bert=None) -> list:
     """For each label a page shows with these options (mha_core.shown.shown_groups), the token
     position a click on it masks (a word's first piece), or None ([CLS], [SEP], a typed
-    [MASK])."""
-    return [first_maskable(res.encoded, g) for g in shown_groups(res, word_level, hide_special)]
+    [MASK]; every token of a model with no [MASK] token, such as a decoder: can_mask)."""
+    groups = shown_groups(res, word_level, hide_special)
+    if bert is not None and not can_mask(bert):
+        return [None] * len(groups)
+    return [first_maskable(res.encoded, g) for g in groups]
+
+
+def can_mask(bert) -> bool:
+    """Whether a word can be masked at all: the tokenizer has a [MASK] token (a decoder's has
+    none: it was trained to predict the next word, never to fill a gap)."""
+    return bert.tokenizer.mask_token_id is not None
+
+
+def no_mask_notice(bert) -> str:
+    """Why a model without a [MASK] token (a decoder) has no masked words, in one sentence."""
+    return (f"{bert.family.name} is a decoder: it has no [MASK] token (it was trained to "
+            "predict the next word from the words before it, not to fill a gap), so no word "
+            "can be masked here; its next-word predictions answer the same question.")
 
 
 def mask_from_click(key: str, tokens, position, label: str):
@@ -130,6 +146,10 @@ def _clicked(grid_key: str, head_key: str):
 def section(name: str, text: str, pair: str | None, facts: dict, key: str):
     """The whole masked-word section of a page; key is the widget-key prefix (e.g. "ex_mask")."""
     st.subheader("Mask a word")
+    bert = models.bert_or_raise(name)
+    if not can_mask(bert):
+        st.info(no_mask_notice(bert), icon=style.ICON_INFO)
+        return
     res = guards.computed_or_none(models.attend, name, text, pair)
     if res is None:
         return

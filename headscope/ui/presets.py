@@ -34,12 +34,19 @@ PRESET_FOCUS = {
 }
 
 
-def default_focus(text: str, labels, special) -> int:
-    """The preset's word worth following if the text is a preset, else the first word."""
+def default_focus(text: str, labels, special, causal: bool = False) -> int:
+    """The preset's word worth following if the text is a preset, else the first word; for a
+    decoder (causal: the first token sees only itself) the last token with a letter or digit,
+    which sees the whole text."""
     want = PRESET_FOCUS.get(text, "").lower()
     lowered = [x.lower() for x in labels]
     if want in lowered:
         return lowered.index(want)
+    if causal:
+        words = [i for i, (t, s) in enumerate(zip(labels, special))
+                 if not s and any(c.isalnum() for c in t)]
+        if words:
+            return words[-1]
     return next((i for i, s in enumerate(special) if not s), 0)
 
 
@@ -54,10 +61,12 @@ EXAMPLE_VIEW = {
 _EXAMPLE_KEY = "_example_view"
 
 
-def choose_example_view(text: str):
-    """The sidebar's call when an example is picked: its view, or its focus token alone."""
-    view = EXAMPLE_VIEW.get(text) or ({"focus": PRESET_FOCUS[text]} if text in PRESET_FOCUS
-                                       else {})
+def choose_example_view(text: str, bundled: bool = True):
+    """The sidebar's call when an example is picked: its view, or its focus token alone. The
+    views' layers and heads are the bundled encoder's: another model (bundled=False) gets the
+    focus token alone."""
+    view = (EXAMPLE_VIEW.get(text) if bundled else None) or (
+        {"focus": PRESET_FOCUS[text]} if text in PRESET_FOCUS else {})
     st.session_state[_EXAMPLE_KEY] = dict(view)
 
 

@@ -29,10 +29,32 @@ def current_text() -> str:
 
 
 def current_pair() -> str | None:
-    """The second sentence, or None when its box is empty. (Blank but not empty: passed on, so
-    the page says that it is read alone.)"""
+    """The second sentence, or None when its box is empty or the model reads one text (a
+    decoder: the sidebar says so). (Blank but not empty: passed on, so the page says that it
+    is read alone.)"""
     pair = st.session_state.get("pair", "")[:MAX_CHARS]
-    return pair or None
+    return pair if pair and takes_pairs(current_model()) else None
+
+
+def takes_pairs(name: str) -> bool:
+    """Whether the model reads a sentence pair (True when it failed to load: its page says
+    why)."""
+    bert = get_bert(name)[0]
+    return bert is None or bert.config.takes_pairs
+
+
+def pair_box(where, bert):
+    """The second sentence's box; for a model that reads one text (a decoder), greyed out with
+    one sentence saying why (what was typed in it is kept for the other models)."""
+    if bert is None or bert.config.takes_pairs:
+        where.text_area("Second sentence (optional)", key="pair", height=68, help=PAIR_HELP)
+        return
+    said = (f"{bert.family.name} reads one text, left to right: it takes no second sentence"
+            + (" (the one typed is not used)." if st.session_state.get("pair", "").strip()
+               else "."))
+    where.text_area("Second sentence (optional)", key="pair", height=68, help=said,
+                    disabled=True)
+    where.caption(said)
 
 
 def text_was_cut() -> bool:
@@ -45,7 +67,8 @@ def _pick_preset():
     choice = ss.get("preset")
     if choice in PRESETS:
         ss.text, ss.pair = PRESETS[choice], ""
-        choose_example_view(PRESETS[choice])  # the Explorer opens on the view it is about
+        # the Explorer opens on the view it is about (on the model it is about)
+        choose_example_view(PRESETS[choice], bundled=ss.get("model", BUNDLED) == BUNDLED)
     elif choice in PAIR_PRESETS:
         ss.text, ss.pair = PAIR_PRESETS[choice]
     ss.preset = None
@@ -86,8 +109,7 @@ def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool =
                          on_change=_pick_preset)
         with c3.popover("More", icon=":material/more_horiz:", width="stretch"):
             if not own_sentences:
-                st.text_area("Second sentence (optional)", key="pair", height=68,
-                             help=PAIR_HELP)
+                pair_box(st, get_bert(ss.model)[0] if needs_model else None)
             st.selectbox("Model", list(model_choices()), key="model")
         # one click from the row, not a popover in a popover
         share.open_slot(c4, page_path, box_by_page)
@@ -108,7 +130,7 @@ def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool =
             st.info(OWN_NOTE, icon=":material/compare_arrows:")
         else:
             st.text_area("Sentence", key="text", height=100, help=HELP)
-            st.text_area("Second sentence (optional)", key="pair", height=68, help=PAIR_HELP)
+            pair_box(st, bert)
             st.selectbox("Examples", EXAMPLES, index=None, key="preset",
                          placeholder="Load an example…", on_change=_pick_preset)
         ss.present_toggle = presenting()

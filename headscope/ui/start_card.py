@@ -1,14 +1,15 @@
 """The start card: a student's way in. On the first visit of a session (the Explorer opened
 without a link to a view, not on a projector) five questions, each with a one-line answer
 computed from the loaded model and the sentence in the box, and a link to the view that answers
-it. Closing it, or opening another page, puts it away for the session."""
+it; on request, the bundled encoder beside the bundled decoder (headscope.ui.both_ways). Closing
+it, or opening another page, puts it away for the session."""
 
 import streamlit as st
 
 from mha_core import questions as qs
 
 from ..files import page_file
-from . import models, one_head_results
+from . import both_ways, models, one_head_results
 from .guards import md_text
 from .labels import visible
 from .layers import default_layer
@@ -122,5 +123,11 @@ def start_card(page_path: str):
             text_col, link_col = st.columns([5, 1.6], vertical_alignment="center")
             text_col.markdown(f"**{question}** {answer}")
             link_col.page_link(page, label=label, icon=":material/arrow_forward:")
-        st.page_link(page_file("glossary"), label="Glossary: nats, top key, summed head…",
-                     icon=":material/menu_book:")
+        glossary, lesson = st.columns([2, 3], vertical_alignment="center")
+        glossary.page_link(page_file("glossary"), label="Glossary: nats, top key, summed head…",
+                           icon=":material/menu_book:")
+        # the decoder is loaded only when asked for (both_ways); the Attention sinks page has
+        # the same lesson with a choice of layer
+        if lesson.toggle("BERT reads both ways, GPT looks back: show both models",
+                         key="start_both_ways"):
+            both_ways.show(text, key="start_both_ways_map")

@@ -11,7 +11,8 @@ from testkit.apptest import PAGES, _walk, go_to, open_app, survives
 from testkit.server import ROOT
 
 FRAME_KEYS = {"model", "text", "pair", "preset", "present_toggle", "present_leave",
-              "start_card", "start_close"}  # the frame's start card (headscope/ui/start_card.py)
+              # the frame's start card (headscope/ui/start_card.py) and its lesson (both_ways.py)
+              "start_card", "start_close", "start_both_ways", "start_both_ways_map"}
 
 
 def declaration(page: str) -> dict:

@@ -57,8 +57,10 @@ def component_url(tmp_path_factory):
     stop_app(proc)
 
 
-# The six tiny random families other than BERT (testkit/families.py), offered as tiny-<family>
-FAMILIES = ["roberta", "distilbert", "electra-discriminator", "albert", "deberta", "modernbert"]
+# The six tiny random encoder families other than BERT and two decoders (testkit/families.py),
+# offered as tiny-<family>
+FAMILIES = ["roberta", "distilbert", "electra-discriminator", "albert", "deberta", "modernbert",
+            "llama", "gpt2"]
 
 
 @pytest.fixture(scope="session")

@@ -1,5 +1,5 @@
-"""Every page opens in chromium on a tiny random model of every family:
-one server offers all six through HEADSCOPE_MODELS (conftest's family_app); for each family one
+"""Every page opens in chromium on a tiny random model of every family, decoders included:
+one server offers all eight through HEADSCOPE_MODELS (conftest's family_app); for each family one
 browser page opens the Explorer by its link (?model=tiny-<family>, a sentence and a pair), then
 every other page by the sidebar's links in the same session (no reload: the model stays chosen),
 waits until the page's main content is drawn and the page has settled
@@ -27,6 +27,8 @@ PAGES = {
     "training_lab": {"tl_one_head_bars": "plotly"},  # nothing is trained before Train
     "all_heads": {"ah_atlas": "plotly", "ah_rollout": "plotly"},
     "head_lab": {"hl_token_change": "plotly", "hl_importance": "plotly"},
+    "next_word": {"nw_main": "shown"},  # the strip, or on an encoder why there is none
+    "sinks": {"sk_grids": "plotly"},
     "two_readings": {"tr_grid": "plotly"},
     "corpus_search": {"cs_results": "table"},
     "what_heads_learn": {"wh_matrix": "plotly"},
@@ -59,7 +61,10 @@ def test_every_page_opens_on_the_family(family_app, browser, family):
     try:
         for path, main in PAGES.items():
             if path:  # the sidebar's link: the same session, its model kept
-                page.locator(f'{NAV} a[href$="/{path}"]').click()
+                link = page.locator(f'{NAV} a[href$="/{path}"]')
+                if not link.count():  # a long navigation shows its first pages: "View more"
+                    page.locator('[data-testid="stSidebarNavViewButton"]').click()
+                link.click()
             else:
                 page.goto(f"{url}/?{query}")
             where = f"tiny-{family}, page /{path}"

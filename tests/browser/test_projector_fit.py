@@ -49,6 +49,9 @@ PAGES = {
     "two_readings": ("two_readings", "", {"tr_grid": "plotly"}),
     "corpus_search": ("corpus_search", TEXT, {"cs_results": "table"}),
     "what_heads_learn": ("what_heads_learn", "", {"wh_matrix": "plotly"}),
+    "next_word": ("next_word", "model=SmolLM2-135M-Instruct%20(bundled)&text=The%20capital%20of"
+                  "%20France%20is", {"nw_strip": "plotly"}),
+    "sinks": ("sinks", TEXT, {"sk_grids": "plotly"}),
 }
 BY_PATH = {path: name for name, (path, _, _) in PAGES.items()}
 SIZES = [(1280, 720), (1920, 1080)]

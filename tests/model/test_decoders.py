@@ -140,7 +140,10 @@ def test_a_switched_off_head_adds_nothing_and_changes_the_logit(saved):
 def test_targets_by_string_and_refusals(saved):
     _, model = saved["gpt2"]
     tok = model.tokenizer.convert_ids_to_tokens(model.encode(TEXT).input_ids.tolist())[3]
+    assert tok == "Ġthe"  # a token as spelled, with its mark: that token
     assert logit_attribution(model, TEXT, 2, target=tok).target_token == tok
+    # a word: read after a space, as running text has it ("the" -> "Ġthe")
+    assert logit_attribution(model, TEXT, 2, target="the").target_token == "Ġthe"
     with pytest.raises(ValueError, match="not one token"):
         logit_attribution(model, TEXT, 2, target="supercalifragilistic")
     with pytest.raises(ValueError, match="outside the text"):

@@ -102,9 +102,10 @@ def test_albert_layers_share_their_heads(saved):
 def test_unsupported_model_type_lists_the_supported_ones(saved, tmp_path):
     _, d = saved["bert"]
     cfg = json.loads((d / "config.json").read_text())
-    (tmp_path / "config.json").write_text(json.dumps({**cfg, "model_type": "gpt2"}))
-    with pytest.raises(CheckpointError, match="gpt2.*bert, roberta, xlm-roberta, camembert, "
-                                              "distilbert, electra, albert, deberta-v2"):
+    (tmp_path / "config.json").write_text(json.dumps({**cfg, "model_type": "t5"}))
+    with pytest.raises(CheckpointError, match="t5.*bert, roberta, xlm-roberta, camembert, "
+                                              "distilbert, electra, albert, deberta-v2, "
+                                              "modernbert, llama, mistral, qwen2, gpt2"):
         load_checkpoint(tmp_path)
     with pytest.raises(ConfigError, match="share_att_key"):
         read_config({"model_type": "deberta-v2", "relative_attention": True,

@@ -28,8 +28,8 @@ MERGES = ["Ġ t", "h e", "Ġt he", "Ġ a", "Ġ s", "a t", "Ġs at", "o n", "Ġ o
 @pytest.fixture(autouse=True)
 def cache(tmp_path, monkeypatch):
     """Every test caches under its own tmp folder, never ~/.cache."""
-    monkeypatch.setenv("HEADSCOPE_CACHE", str(tmp_path / "cache"))
-    return tmp_path / "cache"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    return tmp_path / "xdg" / "headscope"
 
 
 def byte_level_vocab():
@@ -232,7 +232,8 @@ def test_llama3_rope_freqs_become_transformers_llama3_rope(tmp_path):
 def test_cached_directory_is_reused_and_rebuilt_when_incomplete(tmp_path, monkeypatch):
     path = write_gguf(tmp_path / "tiny.gguf")
     folder = gguf_file.checkpoint_dir(path)
-    assert folder.parent.parent == tmp_path / "cache" and folder.parent.name == "gguf"
+    assert folder.parent.parent == tmp_path / "xdg" / "headscope"
+    assert folder.parent.name == "gguf"
     assert folder.name.startswith("tiny-") and gguf_file.complete(folder)
     stamp = (folder / "model.safetensors").stat().st_mtime_ns
     real = gguf_file.write_checkpoint
@@ -256,7 +257,6 @@ def test_cache_key_follows_the_file_and_root(tmp_path, monkeypatch):
     assert gguf_file.file_id(path) != key
     other = tmp_path / "elsewhere"
     assert gguf_file.checkpoint_dir(path, cache_root=other).parent == other / "gguf"
-    monkeypatch.delenv("HEADSCOPE_CACHE")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert gguf_file.cache_base() == tmp_path / "xdg" / "headscope"
     monkeypatch.delenv("XDG_CACHE_HOME")
@@ -312,8 +312,11 @@ def test_resolve_source_takes_gguf_files_and_the_bundled_decoder(tmp_path, monke
         resolve_source(str(other))
     asked = []
     monkeypatch.setattr(gguf_file, "bundled_decoder_file", lambda: path)
-    monkeypatch.setattr(gguf_file, "checkpoint_dir", lambda p: asked.append(p) or tmp_path)
-    assert resolve_source("bundled-decoder") == tmp_path and asked == [path]
+    monkeypatch.setattr(gguf_file, "checkpoint_dir",
+                        lambda p, root: asked.append((p, root)) or tmp_path)
+    assert resolve_source("bundled-decoder") == tmp_path and asked == [(path, None)]
+    assert resolve_source("bundled-decoder", tmp_path / "c") == tmp_path
+    assert asked[-1] == (path, tmp_path / "c")  # load_model's cache_dir reaches the reader
 
 
 def test_missing_bundled_decoder_says_how_to_install_it(monkeypatch):

@@ -14,7 +14,7 @@ def test_defaults_are_bert_base():
 
 @pytest.mark.parametrize("d,msg", [
     ({"hidden_size": 100, "num_attention_heads": 12}, "hidden_size"),
-    ({"model_type": "gpt2"}, "model_type"),
+    ({"model_type": "t5"}, "model_type"),
     ({"position_embedding_type": "relative_key_query"}, "position_embedding_type"),
     ({"hidden_act": "quick_gelu"}, "hidden_act"),
     ({"num_hidden_layers": 0}, "num_hidden_layers"),

@@ -93,6 +93,21 @@ CALLS = {
         np.full(N, 1 / N), T, 1, "query", title=NASTY),
     figures.one_head_bars: lambda: figures.one_head_bars(ONE_HEAD),
     figures.heads_curve: lambda: figures.heads_curve(ONE_HEAD),
+    figures.next_word.next_word_strip: lambda: figures.next_word.next_word_strip(
+        T, [[NASTY, "a"]] * N, np.full((N, 2), 0.5), T[1:] + [None], [0.2] * (N - 1) + [np.nan],
+        [1] * (N - 1) + [0], selected=1, title=NASTY),
+    figures.next_word.top_k_change_figure: lambda: figures.next_word.top_k_change_figure(
+        [NASTY, "cat"], [0.5, 0.2], [0.1, 0.4], 3, title=NASTY),
+    figures.next_word.logit_heads_figure: lambda: figures.next_word.logit_heads_figure(
+        np.ones((2, 3)), NASTY, compact=True),
+    figures.next_word.logit_parts_figure: lambda: figures.next_word.logit_parts_figure(
+        1.0, np.ones(2), np.ones(2), 0.5, 2.0),
+    figures.sinks.sink_grids_figure: lambda: figures.sinks.sink_grids_figure(
+        np.full((2, 3), 0.5), np.full((2, 3), 0.2), NASTY),
+    figures.sinks.sink_rate_figure: lambda: figures.sinks.sink_rate_figure(
+        np.ones(2), np.zeros(2), 0.3),
+    figures.sinks.both_ways_figure: lambda: figures.sinks.both_ways_figure(
+        maps(N, N), T, maps(N, N), T, NASTY, NASTY),
 }
 
 
@@ -125,5 +140,6 @@ def test_every_builder_draws_user_text_literally(builder):
     if builder not in (figures.importance_figure, figures.map_change_figure,
                        figures.diff_grid_figure, figures.pruning_curve_figure,
                        figures.mask_change_figure, figures.one_head_bars,
-                       figures.heads_curve):  # these draw no text of the user's
+                       figures.heads_curve, figures.next_word.logit_parts_figure,
+                       figures.sinks.sink_rate_figure):  # these draw no text of the user's
         assert any(SEEN in s or "&amp;amp;" in s for s in every), builder.__name__

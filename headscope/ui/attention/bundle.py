@@ -18,7 +18,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SERVED = HERE / "served"
-CORE_FILES = ("core.js", "grid.js", "gridui.js", "lines.js", "controls.js", "focus.js",
+CORE_FILES = ("core.js", "causal.js", "grid.js", "gridui.js", "lines.js", "controls.js", "focus.js",
               "bars.js", "explore.js", "explorer.js", "excontrols.js", "main.js",
               "figure.js")  # in order: draw(component) is defined in main.js
 

@@ -84,6 +84,7 @@ function exSyncControls(x) {
   c.words.box.checked = v.words;
   c.hide.box.checked = v.hide;
   c.hide.wrap.lastChild.textContent = `Hide ${d.names[0]}/${d.names[1]}`;
+  c.hide.wrap.hidden = !d.special.some(Boolean);  // nothing to hide (a decoder adds no special tokens)
   c.norm.box.checked = v.norm;
   c.norm.wrap.hidden = !d.norms;
   exTokenButtons(x);
@@ -110,11 +111,14 @@ function exTokenButtons(x) {
       return b;
     }));
   }
+  const last = Math.max(...v.focus), name = shown(sv.labels[last], 24);
   for (const b of x.tokens.querySelectorAll("button.hs-tok")) {
-    const i = +b.dataset.i;
+    const i = +b.dataset.i, later = isBlocked(x.data, last, i);
     b.setAttribute("aria-pressed", String(on.has(i)));
     b.tabIndex = i === v.focus[0] ? 0 : -1;
     b.classList.toggle("in-window", i >= v.lo && i < v.lo + x.W);
+    b.classList.toggle("later", later);  // a decoder: the focus cannot see it
+    b.title = later ? `not attendable: “${name}” cannot see later tokens` : "";
   }
 }
 

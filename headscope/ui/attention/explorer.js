@@ -176,7 +176,7 @@ function exDrawParts(x, sv, lm) {
   titles.push(`summed head${by ? " (weights)" : ""} \u00b7 ${nats(H)} nats`, `mean of heads \u00b7 ${nats(H + 1)} nats`);
   const focusIn = v.focus.filter((f) => f >= lo && f < lo + W).map((f) => f - lo);
   const common = { tokens: labels, special, colorscale: d.colorscale, head_colors: d.head_colors,
-    special_color: d.special_color, scale: d.scale, present: d.present, range: [0, 1],
+    special_color: d.special_color, scale: d.scale, present: d.present, range: [0, 1], causal: !!d.causal,
     legend: by ? "share of \u2016\u03b1f\u2016" : "weight", focus: focusIn[0] ?? null, focus_set: focusIn };
   const meta = { model: d.meta?.model, text: d.meta?.text };
   const tag = `layer ${v.layer + 1}${by ? " by norm" : ""}`;

@@ -28,7 +28,7 @@ def explorer_payload(att, single, labels, special, punct, words, word_punct, gro
                      value_norms=None, layer: int = 0, focus=None, view=None, notes=None,
                      default_focus=(0, 0), names=("[CLS]", "[SEP]"), one_head=None,
                      palette=(), special_colors=None, other_color="#dddddd",
-                     scale: float = 1.0) -> dict:
+                     scale: float = 1.0, causal: bool = False) -> dict:
     """att (L, H, T, T) weights; single (L, T, T) the summed head; value_norms (L, H, T) each
     head's ||f(x_j)|| (Kobayashi et al. 2020), or None (no By norm): the browser makes the norm
     maps ||alpha_ij f(x_j)|| = alpha_ij ||f(x_j)|| (mha_core.norms.norm_maps) from the weights,
@@ -41,7 +41,10 @@ def explorer_payload(att, single, labels, special, punct, words, word_punct, gro
     (focus: token positions) in every layer, so the focus grid and bars still show every layer.
     view: the view the server imposes (a link, an example), with its `seq`; notes: per-layer
     sentences (one_head: "Is one head enough?" per layer); default_focus: the first focus
-    (token level, word level); names: this model's [CLS] and [SEP]."""
+    (token level, word level); names: this model's [CLS] and [SEP]. causal: a decoder's maps
+    (token i sees only tokens j <= i): the browser draws every cell above the diagonal as not
+    attendable (causal.js), told here rather than guessed from zeros (a head can put 0 on a
+    token it may see)."""
     att = np.asarray(att, dtype=np.float32)  # (L, H, T, T)
     single = np.asarray(single, dtype=np.float32)  # (L, T, T)
     L, H, T, _ = att.shape
@@ -57,7 +60,7 @@ def explorer_payload(att, single, labels, special, punct, words, word_punct, gro
                impose=None if view is None else dict(view), one_head=one_head,
                notes=None if notes is None else [str(n) for n in notes], local=LOCAL_TOKENS,
                palette=list(palette), special_colors=dict(special_colors or {}),
-               other_color=str(other_color), norms=value_norms is not None,
+               other_color=str(other_color), norms=value_norms is not None, causal=bool(causal),
                **_common(labels, special, scale))
     if value_norms is not None:
         out["vnorm"] = pack(np.asarray(value_norms, dtype=np.float32), "f4")  # (L, H, T)

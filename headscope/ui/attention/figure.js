@@ -187,7 +187,8 @@ function gridMapSvg(g, m, rgb, cells) {
     const img = new ImageData(G, G);
     for (let i = 0; i < G * G; i++) {
       const li = lutIndex(g, g.values[off + i]);
-      img.data.set([g.lut[li], g.lut[li + 1], g.lut[li + 2], 255], i * 4);
+      const rgb = isBlocked(g.data, Math.floor(i / G), i % G) ? BLOCKED_RGB : [g.lut[li], g.lut[li + 1], g.lut[li + 2]];
+      img.data.set([...rgb, 255], i * 4);
     }
     c.getContext("2d").putImageData(img, 0, 0);
     return svgEl("image", { href: c.toDataURL("image/png"), x: m.x, y: m.y, width: m.size, height: m.size,
@@ -196,7 +197,8 @@ function gridMapSvg(g, m, rgb, cells) {
   const grp = svgEl("g", { "shape-rendering": "crispEdges" });
   for (let q = 0; q < G; q++) for (let k = 0; k < G; k++) {
     grp.append(svgEl("rect", { x: (m.x + k * cell).toFixed(2), y: (m.y + q * cell).toFixed(2),
-      width: cell.toFixed(2), height: cell.toFixed(2), fill: rgb(lutIndex(g, g.values[off + q * G + k])) }));
+      width: cell.toFixed(2), height: cell.toFixed(2),
+      fill: isBlocked(g.data, q, k) ? `rgb(${BLOCKED_RGB.join(",")})` : rgb(lutIndex(g, g.values[off + q * G + k])) }));
   }
   return grp;
 }
@@ -228,5 +230,10 @@ function scaleSvg(g, b, rgb, px) {
       "text-anchor": f === 0 ? "start" : f === 1 ? "end" : "middle" }, String(lo + f * (hi - lo)).replace("-", "\u2212")));
   }
   grp.append(svgEl("text", { x: b.x + b.w + px * 0.6, y: b.y + b.h / 2, "dominant-baseline": "middle" }, g.data.legend));
+  if (g.data.causal) {  // blockedLegend's twin: the not-attendable swatch (flat grey, no hatch)
+    const w = Math.round(px * 1.3), x = b.x, y = b.y + b.h + px * 1.5;
+    grp.append(svgEl("rect", { x, y, width: w, height: w, fill: `rgb(${BLOCKED_RGB.join(",")})`, stroke: "#999" }),
+      svgEl("text", { x: x + w + px * 0.4, y: y + w / 2, "dominant-baseline": "middle" }, "not attendable (a later token)"));
+  }
   return grp;
 }

@@ -36,7 +36,8 @@ function gridLayout(g, W) {
   const M = g.count, Hn = d.heads, extra = M - Hn;
   if (d.big) return bigLayout(g, W);
   if (d.present && d.fit) return presentLayout(g, W);
-  const font = (G <= 16 ? 11 : 9) * s, titleH = 18 * s, gap = 10 * s, legendH = 40 * s;
+  const font = (G <= 16 ? 11 : 9) * s, titleH = 18 * s, gap = 10 * s;
+  const legendH = 40 * s + blockedRoom(d, 11 * s);  // 11 * s: px.number below
   const ctx = g.main.getContext("2d");
   const room = labelRoom(ctx, g.labels, font, 90 * s);
   const px = { font, title: 12 * s, number: 11 * s, titleMin: 8 };
@@ -87,7 +88,7 @@ function fitLayout(g, W, o) {
 function presentLayout(g, W) {
   const d = g.data, G = d.tokens.length, M = g.count, Hn = d.heads, k = projectorFactor();
   const font = PRESENT_PX * k, titleH = Math.round(font * 1.5), gap = Math.round(12 * k);
-  const legendH = Math.round(font * 2.6);
+  const legendH = Math.round(font * 2.6) + blockedRoom(d, font);
   const room = labelRoom(g.main.getContext("2d"), g.labels, font, 170 * k);
   const cols = Math.min(Hn, 12), rows = Math.ceil(Hn / cols);
   const thumb = Math.max(30, Math.min(Math.round(72 * k), Math.floor((W - (cols - 1) * gap) / cols)));
@@ -118,7 +119,7 @@ function bigLayout(g, W) {
   const size = Math.max(60, Math.min(W - room - 8, 520 * s));
   const maps = [{ i: 0, x: room, y: titleH, size, left: true, bottom: true }];
   const h = titleH + size + room, legend = { x: room, y: h + 6 * s, w: 160 * s, h: 10 * s };
-  return { maps, font, titleH, room, W, H: h + Math.round(font * 2.4), legend, G,
+  return { maps, font, titleH, room, W, H: h + Math.round(font * 2.4) + blockedRoom(d, font), legend, G,
     px: { font, title: font * 1.15, number: font, titleMin: font } };
 }
 
@@ -147,15 +148,20 @@ function drawGrid(g) {
   src.width = src.height = G;
   const sctx = src.getContext("2d");
   ctx.imageSmoothingEnabled = false;
+  g.blocked = 0;  // cells of the first map drawn as not attendable (causal.js), for tests
   for (const m of L.maps) {
     const off = m.i * G * G;
+    let blocked = 0;
     for (let c = 0; c < G * G; c++) {
       const li = lutIndex(g, g.values[off + c]);
-      px[c * 4] = g.lut[li]; px[c * 4 + 1] = g.lut[li + 1]; px[c * 4 + 2] = g.lut[li + 2];
+      const rgb = isBlocked(d, Math.floor(c / G), c % G) ? (blocked++, BLOCKED_RGB) : [g.lut[li], g.lut[li + 1], g.lut[li + 2]];
+      px[c * 4] = rgb[0]; px[c * 4 + 1] = rgb[1]; px[c * 4 + 2] = rgb[2];
       px[c * 4 + 3] = 255;
     }
+    if (m === L.maps[0]) g.blocked = blocked;
     sctx.putImageData(img, 0, 0);
     ctx.drawImage(src, m.x, m.y, m.size, m.size);
+    if (d.causal) hatchBlocked(ctx, m, G);
     ctx.fillStyle = "#31333f";
     ctx.textAlign = "center";
     ctx.textBaseline = "bottom";
@@ -173,6 +179,7 @@ function drawGrid(g) {
     drawLabels(g, ctx, m);
   }
   drawLegend(ctx, L.legend, g.lut, d.legend, L.px.number, g.range);
+  if (d.causal) blockedLegend(ctx, L.legend, L.px.number, L.W);
 }
 
 // Token labels left of a map (queries) and under it (keys), thinned to fit the cells (never the

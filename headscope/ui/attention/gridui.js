@@ -64,6 +64,9 @@ function gridTooltip(g, hit, x, y) {
   } else if (hit && !hit.map) {  // a label: the whole token (a long one is cut on the canvas)
     tip.firstChild.textContent = hit.q !== undefined ? "query (row)" : "key (column)";
     tip.lastChild.textContent = d.tokens[hit.q ?? hit.k];
+  } else if (hit && hit.map && isBlocked(d, hit.q, hit.k)) {
+    tip.firstChild.textContent = d.titles[hit.map.i] ?? "";
+    tip.lastChild.textContent = blockedTip(d.tokens[hit.q], d.tokens[hit.k]);
   } else if (hit && hit.map) {
     const G = g.layout.G, c = hit.map.i * G * G + hit.q * G + hit.k, w = g.values[c];
     const signed = g.range[0] < 0 && w >= 0 ? "+" : "";
@@ -73,8 +76,8 @@ function gridTooltip(g, hit, x, y) {
       (Number.isFinite(r) ? ` (\u2016\u03b1f\u2016 ${g3(r)})` : "");
   } else { tip.hidden = true; return; }
   tip.hidden = false;
-  const right = x + 14 + tip.offsetWidth > g.layout.W;
-  tip.style.left = `${right ? x - 14 - tip.offsetWidth : x + 14}px`;
+  const right = x + 14 + tip.offsetWidth > g.layout.W;  // never past the left edge either
+  tip.style.left = `${Math.max(0, right ? x - 14 - tip.offsetWidth : x + 14)}px`;
   tip.style.top = `${y + 14}px`;
 }
 
@@ -137,7 +140,9 @@ function redrawGrid(g) {
   g.host.dataset.heads = String(g.data.heads);
   g.host.dataset.selected = g.data.selected === null ? "" : String(g.data.selected + 1);
   // where each map is on the canvas (CSS px), for tests that point at a cell
-  g.host.dataset.room = String(g.layout.room);  // the labels' room left of and under the maps
+  g.host.dataset.room = String(g.layout.room);
+  g.host.dataset.causal = String(!!g.data.causal);
+  g.host.dataset.blocked = String(g.blocked);  // not-attendable cells drawn in the first map  // the labels' room left of and under the maps
   g.host.dataset.layout = JSON.stringify(g.layout.maps.map(({ i, x, y, size, thumb }) => ({ i, x, y, size, thumb: !!thumb })));
   markPx(g.host, { labelPx: g.drawnPx.label, titlePx: g.drawnPx.title, numberPx: g.layout.px.number,
     unlabelled: g.unlabelled.size });

@@ -5,7 +5,19 @@ family; every builder passes user text through labels.label (the one escaper).
     figures.heatmap(weights, tokens, title="layer 2, head 10")
 """
 
-from . import charts, focus, head_grids, maps, matrices, one_head_r2, qk, syntax, tiles
+from . import (
+    charts,
+    focus,
+    head_grids,
+    maps,
+    matrices,
+    next_word,
+    one_head_r2,
+    qk,
+    sinks,
+    syntax,
+    tiles,
+)
 from .base import HOVER, for_projector
 from .charts import (
     cost_figure,
@@ -40,7 +52,8 @@ from .tiles import atlas_figure, rollout_figure, side_by_side_figure
 # Every figure builder, found in the view modules (for the tests that check them all): their
 # public functions, less token_colors and key_segments (colours and numbers, not figures)
 BUILDERS = tuple(
-    fn for module in (maps, focus, head_grids, tiles, charts, matrices, syntax, qk, one_head_r2)
+    fn for module in (maps, focus, head_grids, tiles, charts, matrices, syntax, qk, one_head_r2,
+                   next_word, sinks)
     for name, fn in vars(module).items()
     if callable(fn) and not name.startswith("_") and name not in ("token_colors", "key_segments")
     and getattr(fn, "__module__", "") == module.__name__)

@@ -124,3 +124,12 @@ def for_projector(fig, scale: float, max_height: int | None = None,
 def centred_title(text, size=16) -> dict:
     """A title dict; text must already be a label (labels.label)."""
     return dict(text=text, x=0.5, xanchor="center", font=dict(size=size))
+
+
+def sparse_layers(L: int, most: int = 12) -> dict:
+    """Y-axis ticks for a layers x heads grid with at most about `most` layer labels (L1, then
+    every 2nd, 5th or 10th layer): a projector's rows of a 30-layer grid are lower than its
+    text."""
+    step = next((k for k in (1, 2, 5, 10) if L <= k * most), -(-L // most))
+    rows = [0, *range(step - 1, L, step)] if step > 1 else list(range(L))
+    return dict(tickvals=rows, ticktext=[f"L{i + 1}" for i in rows])

@@ -88,19 +88,25 @@ def neuron_figure(tokens, products, logits, probs, query_label=""):
     """The neuron view of one head and one query token: q∘k per key (T, K), the logits
     q·k/√d_k and the softmax, per key token."""
     products = np.asarray(products, dtype=float)
+    logits = np.asarray(logits, dtype=float)
     T, K = products.shape
+    # a key masked out before the softmax (a decoder's later token, a local layer's far one)
+    # holds the float32 minimum, not a score: no bar and no products, so the others show
+    masked = logits <= np.finfo(np.float32).min / 2
+    logits = np.where(masked, np.nan, logits)
+    products = np.where(masked[:, None], np.nan, products)
     ticks = label_list(tokens)
     fig = make_subplots(rows=1, cols=3, column_widths=[0.6, 0.2, 0.2], shared_yaxes=True,
                         horizontal_spacing=0.03,
                         subplot_titles=["q ∘ k (elementwise, per key token)",
                                         "q · k / √d_k", "softmax"])
-    lim = float(np.abs(products).max()) or 1.0
+    lim = float(np.nanmax(np.abs(products), initial=0.0)) or 1.0
     fig.add_trace(go.Heatmap(z=products, x=list(range(K)), y=list(range(T)), zmid=0,
                              zmin=-lim, zmax=lim, colorscale="RdBu", reversescale=True,
                              showscale=False,
                              hovertemplate="key %{y}, dim %{x}: %{z:.3f}<extra></extra>"),
                   1, 1)
-    fig.add_trace(go.Bar(x=np.asarray(logits), y=list(range(T)), orientation="h",
+    fig.add_trace(go.Bar(x=logits, y=list(range(T)), orientation="h",
                          marker_color="#888", hovertemplate="%{x:.3f}<extra></extra>"), 1, 2)
     fig.add_trace(go.Bar(x=np.asarray(probs), y=list(range(T)), orientation="h",
                          marker_color="#1f77b4", hovertemplate="%{x:.3f}<extra></extra>"), 1, 3)

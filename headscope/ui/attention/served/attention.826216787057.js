@@ -138,6 +138,83 @@ function markPx(host, px) {
   for (const [k, v] of Object.entries(px)) host.dataset[k] = Number.isFinite(v) ? String(Math.round(v * 10) / 10) : "";
 }
 
+// A decoder's maps (data.causal): token i sees only tokens j <= i, so a cell above the diagonal
+// (key after query) is not attendable: drawn neutral grey and hatched, never as zero weight, with
+// its own legend swatch and hover. Shown maps keep the tokens in order (a window cuts rows and
+// columns at the same place, whole words merge neighbouring pieces), so "above" is k > q there too.
+
+const BLOCKED_RGB = [226, 226, 226];  // the cell: a neutral grey (the scale is blue, even its near-white 0)
+const BLOCKED_LINE = "#aaaaaa";  // its hatch, neutral too
+
+// Whether shown cell (q, k) of a map is not attendable
+function isBlocked(d, q, k) {
+  return !!d.causal && k > q;
+}
+
+// The hatch over a map's upper triangle (m: a layout map of side m.size, G cells a side): one
+// staircase path as the clip, diagonal lines every few px inside it
+function hatchBlocked(ctx, m, G) {
+  if (G < 2) return;
+  const cell = m.size / G;
+  ctx.save();
+  ctx.beginPath();
+  ctx.moveTo(m.x + cell, m.y);
+  ctx.lineTo(m.x + m.size, m.y);
+  ctx.lineTo(m.x + m.size, m.y + (G - 1) * cell);
+  for (let q = G - 2; q >= 0; q--) {
+    ctx.lineTo(m.x + (q + 1) * cell, m.y + (q + 1) * cell);
+    ctx.lineTo(m.x + (q + 1) * cell, m.y + q * cell);
+  }
+  ctx.closePath();
+  ctx.clip();
+  hatchLines(ctx, m.x, m.y, m.size, Math.max(4, Math.min(7, cell / 2)));
+  ctx.restore();
+}
+
+// Diagonal lines every `step` px over the square at (x, y) of side `size` (inside a clip)
+function hatchLines(ctx, x, y, size, step) {
+  ctx.strokeStyle = BLOCKED_LINE;
+  ctx.lineWidth = 1;
+  ctx.beginPath();
+  for (let t = -size; t < size; t += step) {
+    ctx.moveTo(x + t, y + size);
+    ctx.lineTo(x + t + size, y);
+  }
+  ctx.stroke();
+}
+
+// The room the swatch's line takes under the colour bar's numbers (px: their size), 0 for an
+// encoder's maps: each layout adds it to its legend's height (so a projector's fit counts it)
+function blockedRoom(d, px) {
+  return d.causal ? Math.ceil(px * 1.9) : 0;
+}
+
+// The legend's swatch for not-attendable cells, on its own line under the colour bar's numbers
+// (b: the colour bar's box; px: the legend's text size; W: the canvas's width)
+function blockedLegend(ctx, b, px, W) {
+  const w = Math.round(px * 1.3), x = b.x, y = b.y + b.h + px * 1.5;
+  ctx.fillStyle = `rgb(${BLOCKED_RGB.join(",")})`;
+  ctx.fillRect(x, y, w, w);
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(x, y, w, w);
+  ctx.clip();
+  hatchLines(ctx, x, y, w, 4);
+  ctx.restore();
+  ctx.strokeStyle = "#999";
+  ctx.strokeRect(x, y, w, w);
+  ctx.fillStyle = "#31333f";
+  ctx.font = fontPx(px);
+  ctx.textAlign = "left";
+  ctx.textBaseline = "middle";
+  ctx.fillText("not attendable (a later token)", x + w + px * 0.4, y + w / 2, W - x - w - px * 0.4 - 2);
+}
+
+// The hover's words for a not-attendable cell (two lines: the tip stays narrow)
+function blockedTip(q, k) {
+  return `${q} \u2192 ${k}: not attendable:\n\u201c${q}\u201d cannot see later tokens`;
+}
+
 // The head grid (the Explorer), its layout and drawing. The heads of one layer in a grid, the extra
 // maps (single head, mean) beside them, one colour scale (data.range, 0..1 for weights, -1..1 for a
 // difference) and its legend, all on one canvas. gridui.js adds the hover (an overlay canvas: a
@@ -176,7 +253,8 @@ function gridLayout(g, W) {
   const M = g.count, Hn = d.heads, extra = M - Hn;
   if (d.big) return bigLayout(g, W);
   if (d.present && d.fit) return presentLayout(g, W);
-  const font = (G <= 16 ? 11 : 9) * s, titleH = 18 * s, gap = 10 * s, legendH = 40 * s;
+  const font = (G <= 16 ? 11 : 9) * s, titleH = 18 * s, gap = 10 * s;
+  const legendH = 40 * s + blockedRoom(d, 11 * s);  // 11 * s: px.number below
   const ctx = g.main.getContext("2d");
   const room = labelRoom(ctx, g.labels, font, 90 * s);
   const px = { font, title: 12 * s, number: 11 * s, titleMin: 8 };
@@ -227,7 +305,7 @@ function fitLayout(g, W, o) {
 function presentLayout(g, W) {
   const d = g.data, G = d.tokens.length, M = g.count, Hn = d.heads, k = projectorFactor();
   const font = PRESENT_PX * k, titleH = Math.round(font * 1.5), gap = Math.round(12 * k);
-  const legendH = Math.round(font * 2.6);
+  const legendH = Math.round(font * 2.6) + blockedRoom(d, font);
   const room = labelRoom(g.main.getContext("2d"), g.labels, font, 170 * k);
   const cols = Math.min(Hn, 12), rows = Math.ceil(Hn / cols);
   const thumb = Math.max(30, Math.min(Math.round(72 * k), Math.floor((W - (cols - 1) * gap) / cols)));
@@ -258,7 +336,7 @@ function bigLayout(g, W) {
   const size = Math.max(60, Math.min(W - room - 8, 520 * s));
   const maps = [{ i: 0, x: room, y: titleH, size, left: true, bottom: true }];
   const h = titleH + size + room, legend = { x: room, y: h + 6 * s, w: 160 * s, h: 10 * s };
-  return { maps, font, titleH, room, W, H: h + Math.round(font * 2.4), legend, G,
+  return { maps, font, titleH, room, W, H: h + Math.round(font * 2.4) + blockedRoom(d, font), legend, G,
     px: { font, title: font * 1.15, number: font, titleMin: font } };
 }
 
@@ -287,15 +365,20 @@ function drawGrid(g) {
   src.width = src.height = G;
   const sctx = src.getContext("2d");
   ctx.imageSmoothingEnabled = false;
+  g.blocked = 0;  // cells of the first map drawn as not attendable (causal.js), for tests
   for (const m of L.maps) {
     const off = m.i * G * G;
+    let blocked = 0;
     for (let c = 0; c < G * G; c++) {
       const li = lutIndex(g, g.values[off + c]);
-      px[c * 4] = g.lut[li]; px[c * 4 + 1] = g.lut[li + 1]; px[c * 4 + 2] = g.lut[li + 2];
+      const rgb = isBlocked(d, Math.floor(c / G), c % G) ? (blocked++, BLOCKED_RGB) : [g.lut[li], g.lut[li + 1], g.lut[li + 2]];
+      px[c * 4] = rgb[0]; px[c * 4 + 1] = rgb[1]; px[c * 4 + 2] = rgb[2];
       px[c * 4 + 3] = 255;
     }
+    if (m === L.maps[0]) g.blocked = blocked;
     sctx.putImageData(img, 0, 0);
     ctx.drawImage(src, m.x, m.y, m.size, m.size);
+    if (d.causal) hatchBlocked(ctx, m, G);
     ctx.fillStyle = "#31333f";
     ctx.textAlign = "center";
     ctx.textBaseline = "bottom";
@@ -313,6 +396,7 @@ function drawGrid(g) {
     drawLabels(g, ctx, m);
   }
   drawLegend(ctx, L.legend, g.lut, d.legend, L.px.number, g.range);
+  if (d.causal) blockedLegend(ctx, L.legend, L.px.number, L.W);
 }
 
 // Token labels left of a map (queries) and under it (keys), thinned to fit the cells (never the
@@ -434,6 +518,9 @@ function gridTooltip(g, hit, x, y) {
   } else if (hit && !hit.map) {  // a label: the whole token (a long one is cut on the canvas)
     tip.firstChild.textContent = hit.q !== undefined ? "query (row)" : "key (column)";
     tip.lastChild.textContent = d.tokens[hit.q ?? hit.k];
+  } else if (hit && hit.map && isBlocked(d, hit.q, hit.k)) {
+    tip.firstChild.textContent = d.titles[hit.map.i] ?? "";
+    tip.lastChild.textContent = blockedTip(d.tokens[hit.q], d.tokens[hit.k]);
   } else if (hit && hit.map) {
     const G = g.layout.G, c = hit.map.i * G * G + hit.q * G + hit.k, w = g.values[c];
     const signed = g.range[0] < 0 && w >= 0 ? "+" : "";
@@ -443,8 +530,8 @@ function gridTooltip(g, hit, x, y) {
       (Number.isFinite(r) ? ` (\u2016\u03b1f\u2016 ${g3(r)})` : "");
   } else { tip.hidden = true; return; }
   tip.hidden = false;
-  const right = x + 14 + tip.offsetWidth > g.layout.W;
-  tip.style.left = `${right ? x - 14 - tip.offsetWidth : x + 14}px`;
+  const right = x + 14 + tip.offsetWidth > g.layout.W;  // never past the left edge either
+  tip.style.left = `${Math.max(0, right ? x - 14 - tip.offsetWidth : x + 14)}px`;
   tip.style.top = `${y + 14}px`;
 }
 
@@ -507,7 +594,9 @@ function redrawGrid(g) {
   g.host.dataset.heads = String(g.data.heads);
   g.host.dataset.selected = g.data.selected === null ? "" : String(g.data.selected + 1);
   // where each map is on the canvas (CSS px), for tests that point at a cell
-  g.host.dataset.room = String(g.layout.room);  // the labels' room left of and under the maps
+  g.host.dataset.room = String(g.layout.room);
+  g.host.dataset.causal = String(!!g.data.causal);
+  g.host.dataset.blocked = String(g.blocked);  // not-attendable cells drawn in the first map  // the labels' room left of and under the maps
   g.host.dataset.layout = JSON.stringify(g.layout.maps.map(({ i, x, y, size, thumb }) => ({ i, x, y, size, thumb: !!thumb })));
   markPx(g.host, { labelPx: g.drawnPx.label, titlePx: g.drawnPx.title, numberPx: g.layout.px.number,
     unlabelled: g.unlabelled.size });
@@ -1559,7 +1648,7 @@ function exDrawParts(x, sv, lm) {
   titles.push(`summed head${by ? " (weights)" : ""} \u00b7 ${nats(H)} nats`, `mean of heads \u00b7 ${nats(H + 1)} nats`);
   const focusIn = v.focus.filter((f) => f >= lo && f < lo + W).map((f) => f - lo);
   const common = { tokens: labels, special, colorscale: d.colorscale, head_colors: d.head_colors,
-    special_color: d.special_color, scale: d.scale, present: d.present, range: [0, 1],
+    special_color: d.special_color, scale: d.scale, present: d.present, range: [0, 1], causal: !!d.causal,
     legend: by ? "share of \u2016\u03b1f\u2016" : "weight", focus: focusIn[0] ?? null, focus_set: focusIn };
   const meta = { model: d.meta?.model, text: d.meta?.text };
   const tag = `layer ${v.layer + 1}${by ? " by norm" : ""}`;
@@ -1710,6 +1799,7 @@ function exSyncControls(x) {
   c.words.box.checked = v.words;
   c.hide.box.checked = v.hide;
   c.hide.wrap.lastChild.textContent = `Hide ${d.names[0]}/${d.names[1]}`;
+  c.hide.wrap.hidden = !d.special.some(Boolean);  // nothing to hide (a decoder adds no special tokens)
   c.norm.box.checked = v.norm;
   c.norm.wrap.hidden = !d.norms;
   exTokenButtons(x);
@@ -1736,11 +1826,14 @@ function exTokenButtons(x) {
       return b;
     }));
   }
+  const last = Math.max(...v.focus), name = shown(sv.labels[last], 24);
   for (const b of x.tokens.querySelectorAll("button.hs-tok")) {
-    const i = +b.dataset.i;
+    const i = +b.dataset.i, later = isBlocked(x.data, last, i);
     b.setAttribute("aria-pressed", String(on.has(i)));
     b.tabIndex = i === v.focus[0] ? 0 : -1;
     b.classList.toggle("in-window", i >= v.lo && i < v.lo + x.W);
+    b.classList.toggle("later", later);  // a decoder: the focus cannot see it
+    b.title = later ? `not attendable: “${name}” cannot see later tokens` : "";
   }
 }
 
@@ -2153,7 +2246,8 @@ function gridMapSvg(g, m, rgb, cells) {
     const img = new ImageData(G, G);
     for (let i = 0; i < G * G; i++) {
       const li = lutIndex(g, g.values[off + i]);
-      img.data.set([g.lut[li], g.lut[li + 1], g.lut[li + 2], 255], i * 4);
+      const rgb = isBlocked(g.data, Math.floor(i / G), i % G) ? BLOCKED_RGB : [g.lut[li], g.lut[li + 1], g.lut[li + 2]];
+      img.data.set([...rgb, 255], i * 4);
     }
     c.getContext("2d").putImageData(img, 0, 0);
     return svgEl("image", { href: c.toDataURL("image/png"), x: m.x, y: m.y, width: m.size, height: m.size,
@@ -2162,7 +2256,8 @@ function gridMapSvg(g, m, rgb, cells) {
   const grp = svgEl("g", { "shape-rendering": "crispEdges" });
   for (let q = 0; q < G; q++) for (let k = 0; k < G; k++) {
     grp.append(svgEl("rect", { x: (m.x + k * cell).toFixed(2), y: (m.y + q * cell).toFixed(2),
-      width: cell.toFixed(2), height: cell.toFixed(2), fill: rgb(lutIndex(g, g.values[off + q * G + k])) }));
+      width: cell.toFixed(2), height: cell.toFixed(2),
+      fill: isBlocked(g.data, q, k) ? `rgb(${BLOCKED_RGB.join(",")})` : rgb(lutIndex(g, g.values[off + q * G + k])) }));
   }
   return grp;
 }
@@ -2194,6 +2289,11 @@ function scaleSvg(g, b, rgb, px) {
       "text-anchor": f === 0 ? "start" : f === 1 ? "end" : "middle" }, String(lo + f * (hi - lo)).replace("-", "\u2212")));
   }
   grp.append(svgEl("text", { x: b.x + b.w + px * 0.6, y: b.y + b.h / 2, "dominant-baseline": "middle" }, g.data.legend));
+  if (g.data.causal) {  // blockedLegend's twin: the not-attendable swatch (flat grey, no hatch)
+    const w = Math.round(px * 1.3), x = b.x, y = b.y + b.h + px * 1.5;
+    grp.append(svgEl("rect", { x, y, width: w, height: w, fill: `rgb(${BLOCKED_RGB.join(",")})`, stroke: "#999" }),
+      svgEl("text", { x: x + w + px * 0.4, y: y + w / 2, "dominant-baseline": "middle" }, "not attendable (a later token)"));
+  }
   return grp;
 }
 
