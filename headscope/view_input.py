@@ -22,13 +22,15 @@ SPECIAL = {"[CLS]", "[SEP]", "[PAD]", "<s>", "</s>", "<pad>", "[MASK]", "<mask>"
 @dataclass(frozen=True)
 class Attention:
     """One text's attention: att (L, H, T, T), tokens T, special T bools; single (L, T, T) the
-    summed head (each layer's weights read as one head) or None when the input has no model."""
+    summed head (each layer's weights read as one head) or None when the input has no model;
+    causal: a decoder's maps (the grid draws the upper triangle as not attendable)."""
     att: np.ndarray
     tokens: tuple
     special: tuple
     single: np.ndarray | None = None
     text: str = ""
     model: str = ""
+    causal: bool = False
 
 
 @cache
@@ -74,12 +76,13 @@ def read(source, tokens=None, model=None, text_pair=None) -> Attention:
 
     if isinstance(source, str):
         bert = model if hasattr(model, "attend") else _bert(model)
-        return read(bert.attend(source, text_pair), model=bert.name)
+        return read(bert.attend(source, text_pair), model=bert)
     if isinstance(source, AttentionResult):
         return Attention(_numpy(source.attentions), tuple(source.labels), tuple(source.special),
                          _numpy(source.single_head), source.text + (
                              f" [SEP] {source.text_pair}" if source.text_pair else ""),
-                         str(getattr(model, "name", model) or ""))
+                         str(getattr(model, "name", model) or source.model or ""),
+                         source.causal)
     if tokens is None:
         raise ValueError("pass the tokens with the attention: head_view(attention, tokens), "
                          "e.g. tokenizer.convert_ids_to_tokens(inputs['input_ids'][0])")
@@ -121,5 +124,5 @@ def grid(a: Attention, layer: int = 0, selected=None) -> dict:
     titles = [f"head {h + 1}" for h in range(H)] + (["summed head"] if extra else []) \
         + ["mean of heads"]
     p = grid_payload(maps, a.tokens, a.special, titles, heads=H, selected=selected)
-    return dict(p, meta=meta(a, f"layer {layer + 1} · heads, summed head and mean"
+    return dict(p, causal=a.causal, meta=meta(a, f"layer {layer + 1} · heads, summed head and mean"
                          if extra else f"layer {layer + 1} · heads and mean"))

@@ -40,6 +40,7 @@ class AttentionResult:
     # away (mha_core.text.readable); equal to tokens for WordPiece (BERT, DistilBERT, ELECTRA)
     labels: list = ()
     head_mask: torch.Tensor | None = None  # (L, H) the head mask of the run, or None
+    causal: bool = False  # a decoder's run: every map's upper triangle is not attendable
 
     def __repr__(self):
         """Short: the model, the tokens (first six and last two of a long text) and the
@@ -250,7 +251,7 @@ class Model:
                                tokens=list(enc.pieces) or list(enc.tokens), labels=enc.tokens,
                                attentions=attentions, single_head=single_head,
                                hidden_states=hidden_states, truncated=enc.truncated, encoded=enc,
-                               model=self.name, head_mask=head_mask)
+                               model=self.name, head_mask=head_mask, causal=self.is_decoder)
 
     @torch.no_grad()  # not inference_mode: callers may edit the returned tensors
     def attend_encoded(self, enc: Encoded, head_mask=None) -> AttentionResult:

@@ -227,3 +227,19 @@ def test_headscope_export_json_holds_the_decoders_parts(tmp_path):
     assert att["position"] == T - 1 and abs(att["sum_of_parts"] - att["logit"]) < 1e-4
     a = torch.tensor(d["attentions"])  # (L, H, T, T)
     assert float(a.triu(diagonal=1).abs().max()) == 0.0
+
+
+def test_the_notebook_grid_and_html_export_are_told_the_maps_are_causal(saved, tmp_path):
+    from headscope import view_input
+    from headscope.export import main
+
+    _, model = saved["llama"]
+    res = model.attend(TEXT)
+    assert res.causal
+    assert view_input.grid(view_input.read(res), 0)["causal"] is True
+    bert = mha_core.load_model(device="cpu")
+    assert view_input.grid(view_input.read(bert.attend(TEXT)), 0)["causal"] is False
+    out = tmp_path / "heads.html"
+    assert main([TEXT, "--model", str(model.path), "--view", "heads", "-o", str(out),
+                 "--device", "cpu"]) == 0
+    assert '"causal": true' in out.read_text()
