@@ -2,6 +2,7 @@
 decode to what was encoded, line entries that are exactly the weights above the floor, and sizes
 that stay bounded at 512 tokens."""
 
+import base64
 import json
 
 import numpy as np
@@ -146,3 +147,20 @@ def test_lines_payload_at_512_tokens_is_bounded():
     p = lines_payload(att, ["tok"] * 512, [False] * 512)
     assert p["n_lines"] <= MAX_LINES and p["floor"] > 0.01  # the cap raised the floor
     assert payload_bytes(p) < MAX_LINES * 6 * 4 / 3 + 50_000  # ~2 MB, not bertviz's 500 MB
+
+
+def test_causal_maps_travel_as_lower_triangles():
+    """A decoder's (..., T, T) maps are sent as T (T + 1) / 2 values a map and come back whole,
+    zeros above the diagonal; an encoder's are sent whole."""
+    from headscope.ui.attention.payload import pack, unpack
+
+    g = np.random.default_rng(0)
+    T = 7
+    maps = np.tril(g.random((2, 3, T, T))).astype(np.float32)  # (L, H, T, T)
+    for dtype in ("f4", "u2"):
+        d = pack(maps, dtype, tril=True)
+        assert d["tril"] is True and d["shape"] == [2, 3, T, T]
+        size = 4 if dtype == "f4" else 2
+        assert len(base64.b64decode(d["b64"])) == 2 * 3 * T * (T + 1) // 2 * size
+        np.testing.assert_allclose(unpack(d), maps, atol=1 / 65535 if dtype == "u2" else 0)
+    assert "tril" not in pack(maps, "u2")

@@ -10,6 +10,11 @@ let EXPORT_DPR = 0; // device px per CSS px while a figure is drawn for export; 
 // host adapter's binary buffer), or {values} already decoded; 16/8-bit levels become weights in [0, 1]
 function decode(d) {
   if (d.values) return d.values;  // already decoded (the Explorer's parts: explorer.js)
+  const values = decodeValues(d);
+  return d.tril ? untril(values, d.shape) : values;
+}
+
+function decodeValues(d) {
   const bytes = d.bytes ? d.bytes : Uint8Array.fromBase64 ? Uint8Array.fromBase64(d.b64)
     : Uint8Array.from(atob(d.b64), (c) => c.charCodeAt(0));
   const buf = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);
@@ -20,6 +25,20 @@ function decode(d) {
   const top = d.dtype === "u2" ? 65535 : 255;
   const out = new Float32Array(lv.length);
   for (let i = 0; i < lv.length; i++) out[i] = lv[i] / top;
+  return out;
+}
+
+// A decoder's maps sent as lower triangles (payload.pack(tril=True)): each (T, T) map back in
+// place, row by row, zeros above the diagonal
+function untril(values, shape) {
+  const T = shape[shape.length - 1], per = (T * (T + 1)) / 2;
+  const maps = values.length / per, out = new Float32Array(maps * T * T);
+  for (let m = 0, src = 0; m < maps; m++) {
+    for (let q = 0; q < T; q++) {
+      out.set(values.subarray(src, src + q + 1), (m * T + q) * T);
+      src += q + 1;
+    }
+  }
   return out;
 }
 

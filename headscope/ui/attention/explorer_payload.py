@@ -52,7 +52,8 @@ def explorer_payload(att, single, labels, special, punct, words, word_punct, gro
     sent = [int(layer)] if partial else list(range(L))
     ordinary = ~np.asarray(special, dtype=bool)  # (T,)
     maps = np.concatenate([att[sent], single[sent][:, None]], axis=1)  # (L', H + 1, T, T)
-    out = dict(view="explorer", layers=L, heads=H, sent=sent, **rows("maps", maps, ordinary),
+    out = dict(view="explorer", layers=L, heads=H, sent=sent,
+               **rows("maps", maps, ordinary, tril=bool(causal)),
                words=[str(w) for w in words], groups=[[int(t) for t in g] for g in groups],
                punct=[bool(p) for p in punct], word_punct=[bool(p) for p in word_punct],
                maskable=[None if m is None else int(m) for m in maskable],
@@ -71,14 +72,15 @@ def explorer_payload(att, single, labels, special, punct, words, word_punct, gro
     return out
 
 
-def rows(name: str, a, ordinary) -> dict:
+def rows(name: str, a, ordinary, tril: bool = False) -> dict:
     """Rows (..., T) as {name: levels, name_ns: the ordinary tokens' sums (...)}: the special
-    tokens' weights as they are, the ordinary ones divided by their row's sum (see above)."""
+    tokens' weights as they are, the ordinary ones divided by their row's sum (see above).
+    tril: causal maps (..., T, T), sent as their lower triangles (pack)."""
     a = np.asarray(a, dtype=np.float32)
     total = a[..., ordinary].sum(axis=-1)  # (...,)
     scaled = a.copy()
     scaled[..., ordinary] = a[..., ordinary] / np.where(total > 0, total, 1.0)[..., None]
-    return {name: pack(scaled, "u2"), f"{name}_ns": pack(total, "f4")}
+    return {name: pack(scaled, "u2", tril), f"{name}_ns": pack(total, "f4")}
 
 
 def norm_view(d: dict, maps) -> tuple:

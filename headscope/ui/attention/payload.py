@@ -25,22 +25,26 @@ MIN_LINE_WEIGHT = 0.01
 U2 = 65535  # 16-bit levels: weight = level / 65535, error <= 7.7e-6
 
 
-def pack(arr, dtype: str = "f4") -> dict:
+def pack(arr, dtype: str = "f4", tril: bool = False) -> dict:
     """An array as {"dtype", "shape", "b64"}. dtype "f4" sends float32 as is; "u2" and "u1"
     send values in [0, 1] as 16- or 8-bit levels (the decoder divides by 65535 or 255);
-    "i2"/"u4" send integers as they are. Little-endian, C order."""
+    "i2"/"u4" send integers as they are. Little-endian, C order. tril: a decoder's maps
+    (..., T, T), zero above the diagonal, sent as their lower triangles alone (row by row,
+    T (T + 1) / 2 values a map: about half the bytes); "tril": true tells the decoder."""
     a = np.asarray(arr)
+    values = a[..., *np.tril_indices(a.shape[-1])] if tril else a  # (..., T (T + 1) / 2)
     if dtype == "f4":
-        raw = a.astype("<f4", copy=False)
+        raw = values.astype("<f4", copy=False)
     elif dtype in ("u2", "u1"):
         top = U2 if dtype == "u2" else 255
-        raw = np.rint(np.clip(a, 0.0, 1.0) * top).astype("<" + dtype)
+        raw = np.rint(np.clip(values, 0.0, 1.0) * top).astype("<" + dtype)
     elif dtype in ("i2", "u4"):
-        raw = a.astype("<" + dtype, copy=False)
+        raw = values.astype("<" + dtype, copy=False)
     else:
         raise ValueError(f"unknown dtype {dtype!r}")
-    return dict(dtype=dtype, shape=list(a.shape),
-                b64=base64.b64encode(np.ascontiguousarray(raw).tobytes()).decode("ascii"))
+    out = dict(dtype=dtype, shape=list(a.shape),
+               b64=base64.b64encode(np.ascontiguousarray(raw).tobytes()).decode("ascii"))
+    return dict(out, tril=True) if tril else out
 
 
 def unpack(d: dict) -> np.ndarray:
@@ -53,6 +57,11 @@ def unpack(d: dict) -> np.ndarray:
         out = out / 255
     elif d["dtype"] != "f4":
         out = raw.astype(np.int64)
+    if d.get("tril"):  # the lower triangles back in place, zeros above
+        shape = d["shape"]
+        full = np.zeros(shape, dtype=out.dtype)
+        full[..., *np.tril_indices(shape[-1])] = out.reshape(*shape[:-2], -1)
+        return full
     return out.reshape(d["shape"])
 
 
