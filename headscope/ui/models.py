@@ -185,13 +185,17 @@ def bert_or_raise(name: str):
 # Streamlit shows it only when a call runs longer than 0.5 s (streamlit/elements/spinner.py).
 @st.cache_data(**bounded(), show_spinner="Running the model on this text…")
 def _attend_arrays(name: str, text: str, text_pair: str | None = None):
-    """bert.attend's result with numpy arrays in place of its torch tensors: st.cache_data
-    unpickles a result on every read, and numpy arrays unpickle in about half the time of
-    torch tensors (no storage machinery per tensor)."""
+    """(bert.attend's result, its value norms ||f_h(x_j)|| (L, H, T)) from ONE forward pass
+    (the forward cache's "v" of the run that made the maps: mha_core.norms.value_norms), with
+    numpy arrays in place of torch tensors: st.cache_data unpickles a result on every read,
+    and numpy arrays unpickle in about half the time of torch tensors."""
+    from mha_core.norms import value_norms as norms_of
+
     bert = bert_or_raise(name)
     with long_here(bert, text, text_pair, "Running the model on this long text"):
-        res = bert.attend(text, text_pair)
-    return _swap(res, lambda t: t.numpy())
+        res, cache = bert.run_with_cache(text, text_pair, names=("single_head", "v"))
+        norms = norms_of(bert.model, cache)[:, 0].to("cpu").numpy()  # (L, H, T)
+    return _swap(res, lambda t: t.numpy()), norms
 
 
 def long_here(bert, text: str, text_pair: str | None, what: str):
@@ -214,9 +218,15 @@ def norm_maps(name: str, text: str, pair: str | None, res):
     return product(res.attentions, value_norms(name, text, pair, res))
 
 
-def value_norms(name: str, text: str, pair: str | None, res):
-    """||f_h(x_j)|| of the cached result res: (L, H, T), on the CPU (mha_core.norms); the norm
-    maps are these times the weights (norms.norm_maps). One long text at a time."""
+def value_norms(name: str, text: str, pair: str | None, res=None):
+    """||f_h(x_j)|| of the cached result of (model, text, pair): (L, H, T), on the CPU
+    (mha_core.norms), read from the same forward pass as its maps; the norm maps are these
+    times the weights (norms.norm_maps). res: a result of another run (a head mask) is traced
+    again, one long text at a time."""
+    import torch
+
+    if res is None or res.head_mask is None:
+        return torch.from_numpy(_attend_arrays(name, text, pair)[1])
     from mha_core.norms import value_norms as norms_of
 
     bert = bert_or_raise(name)
@@ -239,7 +249,7 @@ def attend(name: str, text: str, text_pair: str | None = None):
     torch.from_numpy shares them without a copy)."""
     import torch
 
-    return _swap(_attend_arrays(name, text, text_pair), torch.from_numpy)
+    return _swap(_attend_arrays(name, text, text_pair)[0], torch.from_numpy)
 
 
 @st.cache_data(**bounded(1024), show_spinner=False)

@@ -140,3 +140,23 @@ def test_a_link_s_switch_is_imposed_once_and_kept_in_a_new_session(bundled):
     go_to(linked, "explorer")  # back: nothing imposed again, the browser keeps its view
     assert component(linked, "ex_view")["impose"] is None
     np.testing.assert_array_equal(explorer_sent(linked)["norm"], explorer_sent(at)["norm"])
+
+
+def test_one_forward_pass_gives_a_sentences_maps_and_value_norms(monkeypatch):
+    """Issue 38: the maps, the summed head and the value norms the Explorer sends come from one
+    run of the model per sentence (the forward cache's "v"), not a second pass for the norms."""
+    from headscope.ui import explorer_cache, models
+    from mha_core.encoder import Encoder
+
+    runs, real = [], Encoder.forward
+
+    def counted(self, *args, **kw):
+        runs.append(kw.get("output_attentions", True))
+        return real(self, *args, **kw)
+
+    monkeypatch.setattr(Encoder, "forward", counted)
+    text = "One pass for the maps and the norms of this fresh sentence."
+    d = explorer_cache.explorer_data(models.BUNDLED, text, None, 0, ())
+    assert len(runs) == 1 and d["norms"] is True
+    explorer_cache.explorer_data(models.BUNDLED, text, None, 2, ())  # cached: no run at all
+    assert len(runs) == 1
