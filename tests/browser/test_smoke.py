@@ -36,3 +36,19 @@ def test_the_server_serves_the_attention_component_files(app_url, page):
             kind = "javascript" if name.endswith(".js") else "css"
             assert r.status == 200 and kind in r.headers["Content-Type"]
             assert r.read().decode("utf-8") == text
+
+
+def test_streamlit_run_app_py_draws_the_explorer(tmp_path, page):
+    """`streamlit run app.py` from the checkout, Streamlit's convention and what hosted Streamlit
+    runs, is the app: the checkout's app.py runs the frame (issue 38)."""
+    from testkit.browser import wait_for_explorer
+    from testkit.server import ROOT, start_app, stop_app
+
+    proc, url = start_app(tmp_path / "streamlit.log", script=ROOT / "app.py")
+    try:
+        page.goto(url + "/?text=Hi%20there.")
+        wait_for_explorer(page, ["[CLS]", "hi", "there", ".", "[SEP]"], 12, timeout_ms=90_000)
+        page.get_by_text("6 layers × 12 heads").first.wait_for(timeout=30_000)
+        assert no_exception(page)
+    finally:
+        stop_app(proc)
