@@ -3,6 +3,7 @@
     headscope run [streamlit options]        the app on the bundled model (as `make run`)
     headscope serve [--workers N --port P]   several app processes behind nginx (as `make serve`)
     headscope syntax TREEBANK.conllu [...]   score every head against a treebank (Clark et al.)
+    headscope reproduce NAME [...]           rerun a paper's measurement beside its numbers
     headscope export [...]                   the views as standalone HTML and figures
 
 Each subcommand passes its own arguments on (`headscope run --server.port 8600`); `headscope
@@ -82,6 +83,12 @@ def syntax(argv: list[str]) -> int:
     return syntax_main(argv) or 0
 
 
+def reproduce(argv: list[str]) -> int:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from mha_core.reproduce.__main__ import main as reproduce_main
+    return reproduce_main(argv) or 0
+
+
 def export(argv: list[str]) -> int:
     try:
         from headscope.export import main as export_main
@@ -100,6 +107,7 @@ COMMANDS = {
     "run": (run, "start the app on the bundled model (as `make run`)"),
     "serve": (serve, "several app processes behind nginx, sticky sessions (as `make serve`)"),
     "syntax": (syntax, "score every attention head against a CoNLL-U treebank"),
+    "reproduce": (reproduce, "rerun a paper's attention measurement beside its numbers"),
     "export": (export, "the views as standalone HTML and figures for a paper"),
 }
 
@@ -125,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(
         prog="headscope", formatter_class=argparse.RawDescriptionHelpFormatter,
         description="What every attention head of a real BERT looks at.\n\ncommands:\n"
-                    + "".join(f"  {name:<8}{text}\n" for name, (_, text) in COMMANDS.items()),
+                    + "".join(f"  {name:<11}{text}\n" for name, (_, text) in COMMANDS.items()),
         epilog="`headscope COMMAND --help` shows a command's own options.")
     ap.add_argument("command", choices=COMMANDS, metavar="COMMAND")
     if not argv:

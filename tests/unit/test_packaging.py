@@ -67,7 +67,8 @@ def test_help_and_a_wrong_command():
     out = run_cli("--help")
     assert out.returncode == 0
     assert [line.split()[0] for line in out.stdout.splitlines() if line.startswith("  ")
-            and line.split()[0] in cli.COMMANDS] == ["run", "serve", "syntax", "export"]
+            and line.split()[0] in cli.COMMANDS] == ["run", "serve", "syntax", "reproduce",
+                                                     "export"]
     out = run_cli("nonsense")
     assert out.returncode == 2 and "invalid choice: 'nonsense'" in out.stderr
     assert "Traceback" not in out.stderr
@@ -75,7 +76,8 @@ def test_help_and_a_wrong_command():
     assert out.returncode == 2 and "commands:" in out.stderr
 
 
-@pytest.mark.parametrize("argv", [["syntax", "--help"], ["export", "--help"], ["run", "--help"]])
+@pytest.mark.parametrize("argv", [["syntax", "--help"], ["reproduce", "--help"],
+                                  ["export", "--help"], ["run", "--help"]])
 def test_every_command_takes_a_device(argv, capsys):
     try:
         cli.main(argv)
@@ -87,7 +89,8 @@ def test_every_command_takes_a_device(argv, capsys):
 def test_python_m_commands_take_a_device(capsys):
     from mha_core import norms, syntax
     from mha_core.one_head import cli as one_head
-    for main in (norms.main, syntax.main, one_head.main):
+    from mha_core.reproduce import __main__ as reproduce
+    for main in (norms.main, syntax.main, one_head.main, reproduce.main):
         with pytest.raises(SystemExit):
             main(["--help"])
         assert "--device" in capsys.readouterr().out
