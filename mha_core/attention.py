@@ -169,7 +169,9 @@ class MultiHeadSelfAttention(nn.Module):
             scores = tap("scores", scores)
             if tap.wants("single_head"):
                 tap("single_head", summed_head(scores, mask))
-        probs = (scores if mask is None else scores + mask).softmax(dim=-1)  # (B, H, T, T)
+        if mask is not None:  # in place when nothing else holds the scores: one (B, H, T, T)
+            scores = scores.add_(mask) if tap is None else scores + mask  # buffer fewer
+        probs = scores.softmax(dim=-1)  # (B, H, T, T)
         if head_mask is not None:
             hm = head_mask.to(probs.device, probs.dtype)
             hm = hm.view(1, -1, 1, 1) if hm.dim() == 1 else hm.view(hm.size(0), -1, 1, 1)

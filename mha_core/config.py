@@ -15,7 +15,8 @@ ACTIVATIONS = ("gelu", "relu", "gelu_new", "gelu_pytorch_tanh", "silu", "swish",
 POSITIONS = ("absolute", "offset", "none")  # learned rows from 0; RoBERTa's from pad + 1; none
 # BERT (GPT-2 too); DeBERTa's c2p + p2c; ModernBERT; decoders' grouped-query heads with RoPE
 ATTENTIONS = ("standard", "disentangled", "rotary", "grouped")
-# act(x W1) W2; (act(a) * g) W2 with a, g = chunks of x W1 (ModernBERT: GELU; Llama: SiLU)
+# act(x W1) W2; GeGLU (act(a) * g) W2 with a, g = chunks of x W1 (ModernBERT); SwiGLU with
+# a = x W_gate, g = x W1 (Llama)
 FEED_FORWARDS = ("mlp", "geglu", "swiglu")
 NORMS = ("layer", "rms")  # LayerNorm; RMSNorm (Llama, Qwen2): x / rms(x) * w, no centring
 LM_HEADS = ("none", "tied", "separate")  # a decoder's next-word head: E^T, or its own matrix

@@ -84,17 +84,20 @@ def make_attention(cfg: EncoderConfig, i: int):
 class EncoderLayer(nn.Module):
     """Post-LN (BERT): x = LN(x + attn(x)); x = LN(x + FFN(x)).
     Pre-LN (ModernBERT, the decoders): x = x + attn(LN(x)); x = x + FFN(LN(x)).
-    FFN: act(x W_in) W_out, or gated (GeGLU, SwiGLU) (act(a) * g) W_out with a, g = the halves
-    of x W_in (Llama's gate_proj and up_proj, stacked)."""
+    FFN: act(x W_in) W_out, or gated (act(a) * g) W_out: GeGLU with a, g = the halves of
+    x W_in (ModernBERT's fused Wi), SwiGLU with a = x W_gate and g = x W_in (Llama's gate_proj
+    and up_proj, kept apart: two matmuls of F outputs run faster here than one of 2F)."""
 
     def __init__(self, cfg: EncoderConfig, i: int = 0):
         super().__init__()
         D, Fw = cfg.hidden_size, cfg.intermediate_size
-        self.pre_norm, self.glu = cfg.pre_norm, cfg.feed_forward in ("geglu", "swiglu")
+        self.pre_norm, self.glu = cfg.pre_norm, cfg.feed_forward == "geglu"
         self.attn = make_attention(cfg, i)
         # ModernBERT's first layer reads the embeddings' norm directly: no attn_norm of its own
         self.attn_norm = nn.Identity() if not cfg.first_attn_norm and i == 0 else layer_norm(cfg)
         self.ffn_in = nn.Linear(D, 2 * Fw if self.glu else Fw, bias=cfg.bias)
+        if cfg.feed_forward == "swiglu":
+            self.ffn_gate = nn.Linear(D, Fw, bias=cfg.bias)
         self.ffn_out = nn.Linear(Fw, D, bias=cfg.bias)
         self.ffn_norm = layer_norm(cfg)
         self.act = ACT_FNS[cfg.hidden_act]
@@ -104,6 +107,8 @@ class EncoderLayer(nn.Module):
         if self.glu:
             a, g = h.chunk(2, dim=-1)  # (B, T, F) each
             h = self.act(a) * g  # (B, T, F)
+        elif hasattr(self, "ffn_gate"):
+            h = self.act(self.ffn_gate(x)) * h  # (B, T, F)
         else:
             h = self.act(h)  # (B, T, F)
         if tap is not None:

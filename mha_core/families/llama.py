@@ -1,9 +1,7 @@
 """Llama (SmolLM2, TinyLlama, Llama 2 and 3 shapes; Mistral without its window): a decoder.
 Causal, pre-norm with RMSNorm, no position embeddings but RoPE on q and k, grouped-query heads,
-a SwiGLU feed-forward (gate_proj and up_proj, stacked into one ffn_in), a final norm and a
+a SwiGLU feed-forward (gate_proj and up_proj: ffn_gate and ffn_in), a final norm and a
 next-word head, tied to the word embeddings or its own."""
-
-import torch
 
 from ..config import ConfigError, EncoderConfig
 from .base import Family
@@ -59,7 +57,8 @@ def keys(cfg: EncoderConfig) -> dict:
         "layers.{i}.self_attn.v_proj.weight": "layers.{i}.attn.value.weight",
         "layers.{i}.self_attn.o_proj.weight": "layers.{i}.attn.out.weight",
         "layers.{i}.post_attention_layernorm.weight": "layers.{i}.ffn_norm.weight",
-        "layers.{i}.mlp.gate_up_proj.weight": "layers.{i}.ffn_in.weight",  # fuse() stacks it
+        "layers.{i}.mlp.gate_proj.weight": "layers.{i}.ffn_gate.weight",
+        "layers.{i}.mlp.up_proj.weight": "layers.{i}.ffn_in.weight",
         "layers.{i}.mlp.down_proj.weight": "layers.{i}.ffn_out.weight",
         "norm.weight": "final_norm.weight",
     }
@@ -79,15 +78,8 @@ def tied(cfg: EncoderConfig) -> dict:
 
 
 def fuse(sd: dict, cfg: EncoderConfig) -> dict:
-    """gate_proj and up_proj stacked as one (2F, D) ffn_in (its halves a, g: act(a) * g);
-    RoPE's inv_freq buffers, which older checkpoints saved, dropped."""
-    out = {k: v for k, v in sd.items() if not k.endswith("rotary_emb.inv_freq")}
-    for i in range(cfg.num_hidden_layers):
-        gate, up = f"layers.{i}.mlp.gate_proj.weight", f"layers.{i}.mlp.up_proj.weight"
-        if gate in out and up in out:
-            out[f"layers.{i}.mlp.gate_up_proj.weight"] = torch.cat(
-                (out.pop(gate), out.pop(up)))  # (2F, D)
-    return out
+    """RoPE's inv_freq buffers, which older checkpoints saved, dropped (they are no weights)."""
+    return {k: v for k, v in sd.items() if not k.endswith("rotary_emb.inv_freq")}
 
 
 FAMILY = Family("Llama", ("llama", "mistral"), "model.", read_config, keys, tied=tied,
