@@ -17,12 +17,14 @@ METRICS = {  # name: what it means, for tables and tooltips
     "entropy_frac": "entropy / log T (1 = uniform)",
     "distance": "mean |query - key| distance in tokens",
     "cls": "share on [CLS]", "sep": "share on [SEP]", "punct": "share on punctuation",
+    "first": "share on the first token, over the rows after it (a decoder's sink)",
     "prev": "share on the previous token", "next": "share on the next token",
     "self": "share on itself", "confidence": "mean of the row maximum (Voita et al. 2019)",
 }
 NAMES = {  # name: a short heading in words, where a table or a chart shows the metric
     "entropy": "entropy (nats)", "entropy_frac": "entropy ÷ ln T", "distance": "distance (tokens)",
-    "cls": "on [CLS]", "sep": "on [SEP]", "punct": "on punctuation", "prev": "on previous token",
+    "cls": "on [CLS]", "sep": "on [SEP]", "punct": "on punctuation", "first": "on first token",
+    "prev": "on previous token",
     "next": "on next token", "self": "on itself", "confidence": "largest weight",
 }
 
@@ -74,6 +76,8 @@ def head_metrics(att, kinds: dict) -> dict:
         "prev": att.diagonal(offset=-1, dim1=-2, dim2=-1).mean(-1),  # (..., T-1) -> (...)
         "next": att.diagonal(offset=1, dim1=-2, dim2=-1).mean(-1),
         "confidence": att.max(dim=-1).values.mean(-1),
+        # rows 1.. (row 0 of a decoder can only look at token 0): Gu et al. 2024's sink share
+        "first": att[..., 1:, 0].mean(-1) if T > 1 else att[..., 0, 0],
     }
     for name in ("cls", "sep", "punct"):
         cols = torch.as_tensor(kinds[name], dtype=torch.float32)  # (T,)

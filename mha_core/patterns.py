@@ -38,6 +38,9 @@ PATTERNS = (
     Pattern("punctuation", "punct", "#9467bd", "vertical", "punct", 0.6,
             "Clark et al. 2019 found deep heads on '.' and ','; we reuse their special-token "
             "threshold"),
+    Pattern("first-token sink", "1st", "#17becf", "vertical", "first", 0.6,
+            "Xiao et al. 2023, Gu et al. 2024: a decoder's first token gathers attention "
+            "(in BERT the first token is [CLS], caught above); Clark's 0.6"),
     Pattern("previous-token", "prev", "#d62728", "diagonal", "prev", 0.5,
             "Clark et al. 2019: > 0.5 on the previous token"),
     Pattern("next-token", "next", "#ff7f0e", "diagonal", "next", 0.5,
@@ -81,7 +84,7 @@ def kovaleva_types(metrics: dict, labels) -> np.ndarray:
     """Kovaleva et al. 2019's type for each head: the label's own type, plus vertical+diagonal
     for heterogeneous heads that are both (MIXED_SHARE on each side). (...) array of str."""
     types = np.vectorize(lambda x: BY_LABEL[x].kovaleva, otypes=[object])(labels)
-    vertical = metrics["cls"] + metrics["sep"] + metrics["punct"]
+    vertical = np.maximum(metrics["cls"] + metrics["sep"] + metrics["punct"], metrics["first"])
     diagonal = np.maximum(np.maximum(metrics["prev"], metrics["next"]), metrics["self"])
     mixed = (np.asarray(labels) == HETEROGENEOUS) & (vertical >= MIXED_SHARE) & (
         diagonal >= MIXED_SHARE)

@@ -236,3 +236,24 @@ def test_the_atlas_key_names_every_short_label_in_full():
         assert p.short == p.label or f"{p.short} = {p.label}" in key
     assert set(mt.NAMES) == set(mt.METRICS)
     assert all(name != short for short, name in mt.NAMES.items())
+
+
+def test_a_decoders_first_token_sink_is_named_and_bert_keeps_cls():
+    """Rows after the first putting 0.8 on token 0: a decoder's first-token sink (no special
+    token there); the same map over [CLS] first is a [CLS]-sink (the rule above it wins)."""
+    from mha_core.metrics import head_metrics, token_kinds
+    from mha_core.patterns import kovaleva_types, label_heads
+
+    T = 6
+    att = torch.tril(torch.full((T, T), 0.2 / (T - 1)))
+    att[:, 0] = 0.8
+    att = att / att.sum(-1, keepdim=True)  # rows sum to 1, causal
+    att[0] = torch.eye(T)[0]
+    words = ["The", "cat", "sat", "on", "mats", "."]
+    m = head_metrics(att[None], token_kinds(words, [False] * T))
+    assert abs(float(m["first"][0]) - float(att[1:, 0].mean())) < 1e-6
+    labels = label_heads(m)
+    assert labels[0] == "first-token sink" and kovaleva_types(m, labels)[0] == "vertical"
+    bert = ["[CLS]", "cat", "sat", "on", "mats", "[SEP]"]
+    m = head_metrics(att[None], token_kinds(bert, [True, False, False, False, False, True]))
+    assert label_heads(m)[0] == "[CLS]-sink"
