@@ -35,7 +35,7 @@ def sentence_view(name: str, text: str, pair: str | None = None) -> dict:
     res = models.attend(name, text, pair)
     metrics = mt.result_metrics(res)
     return dict(tokens=res.labels, att=res.attentions.numpy(), metrics=metrics,
-                labels=pt.label_heads(metrics), truncated=res.truncated,
+                labels=pt.label_heads(metrics), truncated=res.truncated, causal=res.causal,
                 raw=res.attentions.mean(dim=1).numpy(),  # (L, T, T) mean over heads
                 rollout=rollout(res.attentions).numpy())  # (L, T, T)
 
@@ -137,9 +137,12 @@ def sentence_section(name: str, text: str, pair: str | None = None):
     sentence = text if len(text) <= 60 else text[:57] + "…"
     title = f"{shape(L, H)} on “{sentence}”" + (" · by norm" if raw is not None else "")
     plot(st, fg.atlas_figure(maps, tokens, pt.short_labels(labels),
-                             title="" if presenting() else title, raw=raw),
+                             title="" if presenting() else title, raw=raw,
+                             causal=view["causal"]),
          room=ATLAS_ROOM, square=True, key="ah_atlas", config={"displayModeBar": False})
-    st.caption("Corner labels: " + pt.key_line() + ".")
+    st.caption("Corner labels: " + pt.key_line() + "."
+               + (" Grey cells: not attendable (a decoder's token cannot see later tokens), "
+                  "not zero weight." if view["causal"] else ""))
     if len(tokens) > 48:
         st.caption("The thumbnails show the first 48 tokens; the metrics use every token.")
 

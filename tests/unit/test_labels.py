@@ -143,3 +143,22 @@ def test_every_builder_draws_user_text_literally(builder):
                        figures.heads_curve, figures.next_word.logit_parts_figure,
                        figures.sinks.sink_rate_figure):  # these draw no text of the user's
         assert any(SEEN in s or "&amp;amp;" in s for s in every), builder.__name__
+
+
+def test_the_atlas_greys_a_decoders_later_tokens_only_when_told():
+    """atlas_figure(causal=True) adds one grey trace over exactly the cells above each tile's
+    diagonal (the tiles' own trace keeps its weights); an encoder's atlas has none."""
+    import numpy as np
+
+    from headscope.ui.figures.tiles import atlas_figure
+
+    L, H, T = 2, 3, 5
+    att = np.tril(np.full((L, H, T, T), 0.2, dtype=np.float32))
+    short = np.full((L, H), "het", dtype=object)
+    assert [t.name for t in atlas_figure(att, list("abcde"), short).data] == ["tiles", "labels"]
+    fig = atlas_figure(att, list("abcde"), short, causal=True)
+    grey = next(t for t in fig.data if t.name == "not attendable")
+    tiles = next(t for t in fig.data if t.name == "tiles")
+    z, w = np.array(grey.z, dtype=float), np.array(tiles.z, dtype=float)
+    assert np.isfinite(z).sum() == L * H * T * (T - 1) // 2
+    assert (w[np.isfinite(z)] == 0).all()  # the grey lies on the causal zeros alone

@@ -15,6 +15,8 @@ from ..labels import labels as label_list
 from ..style import COLORSCALE, LABEL_COLOURS
 from .base import HOVER_CELLS
 
+BLOCKED = "rgb(226,226,226)"  # a decoder's not-attendable cells, as the component draws them
+
 
 def _tiles(maps, gx, gy):
     """Lay maps (R, C, n, n) out on one grid with gx empty columns between tiles and gy empty
@@ -62,13 +64,15 @@ def _tile_figure(maps, tokens, names, row_ticks, col_ticks, title, gx, gy, heigh
     return fig
 
 
-def atlas_figure(att, tokens, short_labels, title="", max_tokens=48, raw=None) -> go.Figure:
+def atlas_figure(att, tokens, short_labels, title="", max_tokens=48, raw=None,
+                 causal=False) -> go.Figure:
     """Every head as a thumbnail in ONE heatmap trace: att (L, H, T, T), short_labels (L, H).
 
     Tiles sit on a grid with a gap above each tile for its pattern label. Maps longer than
     max_tokens show their first max_tokens tokens (the metrics still use every token).
     raw (L, H, T, T): norm-weighted maps before row normalisation (att is then the normalised
-    ones): the hover shows both, and the colour bar says "share of ‖αf‖"."""
+    ones): the hover shows both, and the colour bar says "share of ‖αf‖". causal: a decoder's
+    maps, whose cells above the diagonal are drawn grey (not attendable), not as zero weight."""
     att = np.asarray(att, dtype=np.float32)
     L, H, T, _ = att.shape
     n = min(T, max_tokens)
@@ -80,6 +84,13 @@ def atlas_figure(att, tokens, short_labels, title="", max_tokens=48, raw=None) -
                        int(np.clip(1000 * L * ch / (H * cw), 260, 1400)) + 90,
                        raw=None if raw is None else np.asarray(raw)[:, :, :n, :n],
                        scale_title="weight" if raw is None else "share of ‖αf‖")
+    if causal:  # one grey trace over the cells no token can attend to (NaN elsewhere)
+        later = np.triu(np.ones((n, n), dtype=np.float32), k=1)  # (n, n): key after query
+        blocked = np.where(later > 0, 1.0, np.nan).astype(np.float32)
+        fig.add_trace(go.Heatmap(
+            z=_tiles(np.broadcast_to(blocked, (L, H, n, n)), gx, gy),
+            colorscale=[[0, BLOCKED], [1, BLOCKED]], showscale=False, hoverongaps=False,
+            hoverinfo="skip", name="not attendable"))
     # the labels: one text trace (much faster than L*H layout annotations)
     hh, ll = np.meshgrid(np.arange(H), np.arange(L))  # (L, H) each
     labels = [str(short_labels[i][h]) for i, h in zip(ll.ravel(), hh.ravel())]
