@@ -33,13 +33,23 @@ def additive_mask(attention_mask, dtype=torch.float32):
     return (1.0 - keep) * torch.finfo(dtype).min
 
 
-@lru_cache(maxsize=8)
 def causal_mask(T: int, dtype, device):
     """Additive (T, T): 0 where j <= i, the dtype's lowest value above the diagonal (a decoder's
-    token never sees a later one). Built once per (T, dtype, device) and never written to."""
+    token never sees a later one). Up to 1024 tokens built once per (T, dtype, device) and
+    never written to; a longer one (a decoder's context runs to thousands: 268 MB at 8192) is
+    built for its forward alone."""
+    return _causal_mask(T, dtype, device) if T <= 1024 else _causal(T, dtype, device)
+
+
+@lru_cache(maxsize=8)
+def _causal_mask(T: int, dtype, device):
     with torch.inference_mode(False), torch.no_grad():
-        pos = torch.arange(T, device=device)
-        return (pos[None, :] > pos[:, None]).to(dtype) * torch.finfo(dtype).min
+        return _causal(T, dtype, device)
+
+
+def _causal(T: int, dtype, device):
+    pos = torch.arange(T, device=device)
+    return (pos[None, :] > pos[:, None]).to(dtype) * torch.finfo(dtype).min
 
 
 def split_heads(x, n_heads):

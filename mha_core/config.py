@@ -75,6 +75,7 @@ class EncoderConfig:
     num_key_value_heads: int | None = None  # grouped-query attention: H / this query heads
     # share each key/value head; None: one each (H)
     qkv_bias: bool | None = None  # q, k, v projections' biases (Qwen2: yes); None: `bias`
+    ffn_bias: bool | None = None  # the feed-forward's biases (Llama: none); None: `bias`
     rope_theta: float = 10000.0  # "grouped" attention's RoPE base
     # Llama 3.1's RoPE schedule (factor, low_freq_factor, high_freq_factor, original context)
     rope_llama3: tuple = ()

@@ -95,10 +95,11 @@ class EncoderLayer(nn.Module):
         self.attn = make_attention(cfg, i)
         # ModernBERT's first layer reads the embeddings' norm directly: no attn_norm of its own
         self.attn_norm = nn.Identity() if not cfg.first_attn_norm and i == 0 else layer_norm(cfg)
-        self.ffn_in = nn.Linear(D, 2 * Fw if self.glu else Fw, bias=cfg.bias)
+        fb = cfg.bias if cfg.ffn_bias is None else cfg.ffn_bias
+        self.ffn_in = nn.Linear(D, 2 * Fw if self.glu else Fw, bias=fb)
         if cfg.feed_forward == "swiglu":
-            self.ffn_gate = nn.Linear(D, Fw, bias=cfg.bias)
-        self.ffn_out = nn.Linear(Fw, D, bias=cfg.bias)
+            self.ffn_gate = nn.Linear(D, Fw, bias=fb)
+        self.ffn_out = nn.Linear(Fw, D, bias=fb)
         self.ffn_norm = layer_norm(cfg)
         self.act = ACT_FNS[cfg.hidden_act]
 

@@ -255,7 +255,12 @@ def build_model(cfg: EncoderConfig, sd: dict, mode="wide") -> Encoder:
             raise CheckpointError(f"shape mismatch for {table[name]}: the checkpoint has "
                                   f"{tuple(tensor.shape)}, the config expects "
                                   f"{tuple(own[name].shape)}")
-    model.load_state_dict({k: v.float() for k, v in mapped.items()}, strict=True, assign=True)
+    try:
+        model.load_state_dict({k: v.float() for k, v in mapped.items()}, strict=True,
+                              assign=True)
+    except RuntimeError as e:  # a part the config builds that the family's table lacks
+        raise CheckpointError(f"the weights do not match the model the config describes: "
+                              f"{str(e)[:300]}") from None
     model.eval()
     for p in model.parameters():
         p.requires_grad_(False)

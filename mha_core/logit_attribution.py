@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .text import Encoded
+from .text import Encoded, token_ids
 
 
 @dataclass(frozen=True)
@@ -68,12 +68,14 @@ def logit_attribution(bert, source, position: int = -1, target: int | str | None
     if not -T <= position < T:
         raise ValueError(f"position {position} is outside the text's {T} tokens")
     pos = position % T
-    out, cache = model.run_with_cache(
+    out, cache = model.run_with_cache(  # z, not head_out: H times fewer floats kept
         **bert.one_input(enc, bert.check_head_mask(head_mask)), output_attentions=False,
-        names=("embed", "head_out", "ffn_out", "resid_post"))
+        names=("embed", "z", "ffn_out", "attn_out"))
     logits = model.lm_logits(out.last_hidden_state[0, pos])  # (V,)
     t = resolve_target(bert, target, logits)
-    x = cache["resid_post", cfg.num_hidden_layers - 1][0, pos]  # (D,) before the final norm
+    # the last residual stream, before the final norm: what every block wrote into it
+    x = cache["embed"][0, pos] + cache["attn_out"][:, 0, pos].sum(0) \
+        + cache["ffn_out"][:, 0, pos].sum(0)  # (D,)
     norm = model.final_norm
     layer_norm = isinstance(norm, torch.nn.LayerNorm)
     u = model.unembedding()[t]  # (D,)
@@ -89,7 +91,9 @@ def logit_attribution(bert, source, position: int = -1, target: int | str | None
             parts = parts - parts.mean(dim=-1, keepdim=True)
         return (parts * scale) @ u
 
-    heads = term(cache["head_out"][:, 0, :, pos])  # (L, H, D) -> (L, H)
+    shares = torch.stack([model.layer(i).attn.head_outputs(cache["z", i][:, :, pos:pos + 1])
+                          for i in range(cfg.num_hidden_layers)])  # (L, 1, H, 1, D)
+    heads = term(shares[:, 0, :, 0])  # (L, H, D) -> (L, H)
     mlps = term(cache["ffn_out"][:, 0, pos])  # (L, D) -> (L,)
     zeros = x.new_zeros(cfg.hidden_size)
     b_o = torch.stack([model.layer(i).attn.out.bias if model.layer(i).attn.out.bias is not None
@@ -104,10 +108,25 @@ def logit_attribution(bert, source, position: int = -1, target: int | str | None
         norm_bias=norm_bias, scale=float(scale))
 
 
+def spellings(tokenizer, word: str) -> list:
+    """Every token id that is this word alone: the token as the vocabulary spells it ("ĠParis",
+    ","), the word after a space (" Paris"), the word as typed ("Paris"); [] when each of them
+    takes several tokens."""
+    ids = []
+    vocab = tokenizer.get_vocab()
+    if word in vocab:
+        ids.append(vocab[word])
+    for spelled in (" " + word.strip(), word.strip()):
+        found = token_ids(tokenizer, spelled) if spelled.strip() else []
+        if len(found) == 1:
+            ids.append(found[0])
+    return list(dict.fromkeys(ids))
+
+
 def resolve_target(bert, target, logits) -> int:
-    """A token id from an id, a token string, a word, or None (the top one). A word is read as
-    running text has it, after a space (" Paris", the token a decoder predicts after "is"),
-    else as written; a token spelled with the tokenizer's marks ("ĠParis") is that token."""
+    """A token id from an id, a word or a token string (of its one-token spellings, the one
+    the model rates higher here: " Paris" after "is", "," after "Paris"), or None (the top
+    one)."""
     V = logits.size(-1)
     if target is None:
         return int(logits.argmax())
@@ -117,15 +136,8 @@ def resolve_target(bert, target, logits) -> int:
         return target
     if not isinstance(target, str):
         raise TypeError(f"target must be a token id, a token string or None, got {target!r}")
-    tok = bert.tokenizer
-    vocab = tok.get_vocab()
-    if target in vocab and target != tok.convert_tokens_to_string([target]):
-        return vocab[target]  # spelled with a mark: Ġ, ▁ or ##
-    for spelled in (" " + target.strip(), target):
-        ids = tok(spelled, add_special_tokens=False)["input_ids"]
-        if len(ids) == 1:
-            return ids[0]
-    if target in vocab:
-        return vocab[target]
-    raise ValueError(f"{target!r} is not one token for this model's tokenizer; choose a word "
-                     f"the model reads as one token")
+    ids = [i for i in spellings(bert.tokenizer, target) if i < V]
+    if not ids:
+        raise ValueError(f"{target!r} is not one token for this model's tokenizer; choose a word "
+                         f"the model reads as one token")
+    return max(ids, key=lambda i: float(logits[i]))

@@ -58,24 +58,30 @@ def token_kinds(tokens, special) -> dict:
     return {"cls": cls, "sep": sep, "punct": punct}
 
 
-def head_metrics(att, kinds: dict) -> dict:
+def head_metrics(att, kinds: dict, causal: bool = False) -> dict:
     """Every metric of METRICS for each map: att (..., T, T) -> {name: (...) float array}.
 
     Needs T >= 2 (BERT always has [CLS] and [SEP]). prev/next are averaged over the rows that
-    have a previous/next token (T-1 rows each)."""
+    have a previous/next token (T-1 rows each). causal (a decoder's maps): row i can reach i + 1
+    keys, so entropy_frac is the mean over rows i >= 1 of H_i / log(i + 1) (1 = uniform over
+    what the row can see), and self and confidence leave out row 0 (always 1 on itself)."""
     att = torch.as_tensor(att, dtype=torch.float32)
     T = att.size(-1)
     idx = torch.arange(T, dtype=torch.float32)
     dist = (idx[:, None] - idx[None, :]).abs()  # (T, T)
     diag = att.diagonal(dim1=-2, dim2=-1)  # (..., T)
+    rows = slice(1, None) if causal and T > 1 else slice(None)  # the rows with a choice
+    p = att.clamp_min(0)
+    row_h = -(p * torch.log(p.clamp_min(1e-12))).sum(dim=-1)  # (..., T) nats
+    reach = torch.log(idx + 1) if causal else torch.full((T,), math.log(T))  # (T,) largest H
     out = {
         "entropy": entropy(att),
-        "entropy_frac": entropy(att) / math.log(T),
+        "entropy_frac": (row_h[..., rows] / reach[rows]).mean(-1),
         "distance": (att * dist).sum(-1).mean(-1),
-        "self": diag.mean(-1),
+        "self": diag[..., rows].mean(-1),
         "prev": att.diagonal(offset=-1, dim1=-2, dim2=-1).mean(-1),  # (..., T-1) -> (...)
         "next": att.diagonal(offset=1, dim1=-2, dim2=-1).mean(-1),
-        "confidence": att.max(dim=-1).values.mean(-1),
+        "confidence": att.max(dim=-1).values[..., rows].mean(-1),
         # rows 1.. (row 0 of a decoder can only look at token 0): Gu et al. 2024's sink share
         "first": att[..., 1:, 0].mean(-1) if T > 1 else att[..., 0, 0],
     }
@@ -87,7 +93,7 @@ def head_metrics(att, kinds: dict) -> dict:
 
 def result_metrics(res) -> dict:
     """head_metrics of an AttentionResult: {name: (L, H)}."""
-    return head_metrics(res.attentions, token_kinds(res.labels, res.special))
+    return head_metrics(res.attentions, token_kinds(res.labels, res.special), res.causal)
 
 
 def mean_metrics(per_sentence: list) -> dict:

@@ -23,7 +23,10 @@ EPS = 0.3  # Gu et al. 2024's threshold
 
 def sink_shares(maps: torch.Tensor, positions) -> torch.Tensor:
     """maps (L, H, T, T) rows summing to 1 -> (L, H): each head's mean share, over query rows
-    1..T-1, of the keys at `positions`. NaN for a one-token text (no row to average)."""
+    1..T-1, of the keys at `positions`. ValueError for a one-token text (no row to average)."""
+    if maps.size(-1) < 2:
+        raise ValueError("a sink needs at least two tokens: the first token's row can only "
+                         "look at itself")
     cols = maps[..., 1:, :][..., list(positions)]  # (L, H, T-1, P)
     return cols.sum(-1).mean(-1)  # (L, H)
 

@@ -53,7 +53,8 @@ def pair_seps(tokenizer) -> int:
     BERT's [CLS] A [SEP] B [SEP], 2 for RoBERTa's <s> A </s></s> B </s> (read off the
     tokenizer's own pair template, so every family follows its tokenizer)."""
     try:
-        seq = tokenizer("a", "b").sequence_ids()
+        with _TOKENIZER_LOCK:
+            seq = tokenizer("a", "b").sequence_ids()
     except (ValueError, TypeError, AttributeError):  # a slow tokenizer: no sequence_ids
         return 1
     a_end, b_start = max(i for i, s in enumerate(seq) if s == 0), seq.index(1)
@@ -63,7 +64,8 @@ def pair_seps(tokenizer) -> int:
 def pair_reading(tokenizer) -> str:
     """The tokenizer's own pair template with A and B for the sentences, e.g.
     "[CLS] A [SEP] B [SEP]" or "<s> A </s></s> B </s>" (the separator written as it is typed)."""
-    enc = tokenizer("a", "b")
+    with _TOKENIZER_LOCK:
+        enc = tokenizer("a", "b")
     toks = tokenizer.convert_ids_to_tokens(enc["input_ids"])
     parts = [("A" if s == 0 else "B") if s is not None else t
              for t, s in zip(toks, enc.sequence_ids())]
@@ -130,6 +132,14 @@ class Encoded:
 
 def _pieces(enc, k: int) -> int:
     return sum(1 for s in enc.sequence_ids() if s == k)
+
+
+def token_ids(tokenizer, text: str) -> list:
+    """The ids of a bare text, no special tokens, under the tokenizer lock (a fast tokenizer's
+    truncation state is shared by every thread that calls it)."""
+    with _TOKENIZER_LOCK:
+        return tokenizer(text, add_special_tokens=False, truncation=False,
+                         verbose=False)["input_ids"]
 
 
 def encode(tokenizer, text: str, text_pair: str | None = None, max_length: int = 512,

@@ -49,7 +49,7 @@ def norm_view(name: str, text: str, pair: str | None = None) -> dict:
     res = models.attend(name, text, pair)
     raw = models.norm_maps(name, text, pair, res)  # (L, H, T, T)
     shown = row_normalised(raw)
-    metrics = mt.head_metrics(shown, mt.token_kinds(res.labels, res.special))
+    metrics = mt.head_metrics(shown, mt.token_kinds(res.labels, res.special), res.causal)
     return dict(shown=shown.numpy(), raw=raw.numpy(), labels=pt.label_heads(metrics))
 
 

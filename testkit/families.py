@@ -58,9 +58,9 @@ def decoder_specs() -> dict:
         "llama": ("LlamaConfig", "LlamaForCausalLM",
                   dict(DECODER, num_key_value_heads=2, rope_theta=50.0,
                        tie_word_embeddings=False)),
-        "llama-mha-tied": ("LlamaConfig", "LlamaForCausalLM",
+        "llama-mha-tied": ("LlamaConfig", "LlamaForCausalLM",  # and attention biases
                            dict(DECODER, num_hidden_layers=3, num_key_value_heads=4,
-                                tie_word_embeddings=True)),
+                                tie_word_embeddings=True, attention_bias=True)),
         "llama3-rope": ("LlamaConfig", "LlamaForCausalLM",  # a long, a middle and short waves
                         dict(DECODER, num_key_value_heads=1, tie_word_embeddings=True,
                              rope_parameters=dict(rope_type="llama3", rope_theta=10000.0,

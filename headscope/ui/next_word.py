@@ -77,15 +77,13 @@ def switched(name: str, text: str, position: int, off: tuple, top_k: int = TOP_K
 
 
 def target_id(tokenizer, word: str) -> int | None:
-    """The token a typed word names, read as the tables show words: the word after a space
-    first ("Paris" is " Paris", the token after "is"), then as typed, then a token spelled as
-    the tokenizer spells it ("ĠParis", "<|im_end|>"). None when it is more than one token."""
-    word = word.strip()
-    for spelled in (" " + word, word):
-        ids = tokenizer(spelled, add_special_tokens=False)["input_ids"]
-        if len(ids) == 1:
-            return ids[0]
-    return tokenizer.get_vocab().get(word)
+    """Whether a typed word is one token for this model (mha_core.logit_attribution.spellings:
+    as the vocabulary spells it, after a space, as typed): one such token's id, or None. Which
+    spelling is attributed is the model's choice at that position (resolve_target)."""
+    from mha_core.logit_attribution import spellings
+
+    ids = spellings(tokenizer, word.strip())
+    return ids[0] if ids else None
 
 
 @st.cache_data(**models.bounded(), show_spinner="Splitting the logit into its parts…")
@@ -98,10 +96,11 @@ def attribution(name: str, text: str, position: int, word: str | None) -> dict:
     bert = models.bert_or_raise(name)
     target = None
     if word is not None:
-        target = target_id(bert.tokenizer, word)
-        if target is None:
-            ids = bert.tokenizer(" " + word.strip(), add_special_tokens=False)["input_ids"]
-            return dict(pieces=words(bert, ids))
+        if target_id(bert.tokenizer, word) is None:
+            from mha_core.text import token_ids
+
+            return dict(pieces=words(bert, token_ids(bert.tokenizer, " " + word.strip())))
+        target = word.strip()  # of its one-token spellings, the model's likelier one there
     enc = _encoded(bert, text)
     with models.long_here(bert, text, None, "Splitting this long text's logit"):
         a = logit_attribution(bert, enc, position, target)

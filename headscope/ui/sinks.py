@@ -25,7 +25,7 @@ def sink_view(name: str, text: str, pair: str | None = None) -> dict:
     pair = pair if bert.config.takes_pairs else None
     with models.long_here(bert, text, pair, "Measuring this long text's sinks"):
         res = bert.attend(text, pair, max_length=MAX_TOKENS)
-        found = sinks(bert, res)
+        found = sinks(bert, res) if len(res.labels) >= 2 else {}  # one token: no row to average
     out = {}
     for kind, s in found.items():
         out[kind] = dict(positions=list(s["positions"]), weight=s["weight"].numpy(),

@@ -11,6 +11,8 @@ def rope(d: dict) -> dict:
     """RoPE's base from transformers 5's rope_parameters or 4's rope_theta, and Llama 3.1's
     schedule ("llama3"); other scaled RoPE (linear, dynamic, YaRN, ...) is refused by name."""
     params = d.get("rope_parameters") or d.get("rope_scaling") or {}
+    if not isinstance(params, dict):
+        raise ConfigError(f"rope_parameters must be an object, got {params!r}")
     kind = params.get("rope_type", params.get("type", "default"))
     if kind not in (None, "default", "llama3"):
         raise ConfigError(f"rope type {kind!r} is not supported; headscope runs the default "
@@ -18,15 +20,19 @@ def rope(d: dict) -> dict:
     theta = float(params.get("rope_theta") or d.get("rope_theta") or 10000.0)
     llama3 = ()
     if kind == "llama3":
-        llama3 = tuple(float(params[k]) for k in ("factor", "low_freq_factor",
-                                                  "high_freq_factor",
-                                                  "original_max_position_embeddings"))
+        names = ("factor", "low_freq_factor", "high_freq_factor",
+                 "original_max_position_embeddings")
+        try:
+            llama3 = tuple(float(params[k]) for k in names)
+        except (KeyError, TypeError, ValueError):
+            raise ConfigError(f"rope type 'llama3' needs the numbers {', '.join(names)}; got "
+                              f"{params!r}") from None
     return dict(rope_theta=theta, rope_llama3=llama3)
 
 
 def decoder_config(d: dict, model_type: str, **parts) -> EncoderConfig:
     """What every RoPE decoder shares (Llama, Qwen2), with the family's parts."""
-    H, D = d.get("num_attention_heads", 32), d.get("hidden_size", 4096)
+    H, D = d.get("num_attention_heads", 12), d.get("hidden_size", 768)  # EncoderConfig's
     if d.get("head_dim") not in (None, D // H):
         raise ConfigError(f"head_dim {d['head_dim']} differs from hidden_size / "
                           f"num_attention_heads ({D // H}); headscope's heads split d_model "
@@ -43,8 +49,9 @@ def decoder_config(d: dict, model_type: str, **parts) -> EncoderConfig:
 
 
 def read_config(d: dict) -> EncoderConfig:
+    """attention_bias: q, k, v and o have biases (the feed-forward never: mlp_bias is refused)."""
     bias = bool(d.get("attention_bias", False))
-    return decoder_config(d, "llama", bias=bias, qkv_bias=bias)
+    return decoder_config(d, "llama", bias=bias, qkv_bias=bias, ffn_bias=False)
 
 
 def keys(cfg: EncoderConfig) -> dict:

@@ -7,7 +7,7 @@ from .base import Family
 
 
 def read_config(d: dict) -> EncoderConfig:
-    return llama.decoder_config(d, "qwen2", bias=False, qkv_bias=True)
+    return llama.decoder_config(d, "qwen2", bias=False, qkv_bias=True, ffn_bias=False)
 
 
 FAMILY = Family("Qwen2", ("qwen2",), "model.", read_config, llama.keys, tied=llama.tied,

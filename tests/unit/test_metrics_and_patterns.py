@@ -257,3 +257,22 @@ def test_a_decoders_first_token_sink_is_named_and_bert_keeps_cls():
     bert = ["[CLS]", "cat", "sat", "on", "mats", "[SEP]"]
     m = head_metrics(att[None], token_kinds(bert, [True, False, False, False, False, True]))
     assert label_heads(m)[0] == "[CLS]-sink"
+
+
+def test_a_uniform_causal_head_is_broad_and_row_zero_is_not_self():
+    """Row i of a decoder reaches i + 1 keys: a head uniform over them has entropy_frac 1 when
+    told its maps are causal (by log T it would read 0.66 at T = 10, under 'broad'); row 0, all
+    on itself by force, does not count for self or confidence."""
+    from mha_core.metrics import head_metrics, token_kinds
+
+    T = 10
+    att = torch.tril(torch.ones(T, T))
+    att = att / att.sum(-1, keepdim=True)  # uniform over what each row can see
+    kinds = token_kinds(["w"] * T, [False] * T)
+    causal = head_metrics(att[None], kinds, causal=True)
+    plain = head_metrics(att[None], kinds)
+    assert abs(float(causal["entropy_frac"][0]) - 1.0) < 1e-5
+    assert float(plain["entropy_frac"][0]) < 0.7
+    expected = float(np.mean([1 / (i + 1) for i in range(1, T)]))  # the diagonal, rows 1..
+    assert abs(float(causal["self"][0]) - expected) < 1e-6
+    assert abs(float(causal["confidence"][0]) - expected) < 1e-6
