@@ -34,6 +34,7 @@ pages = [
     st.Page(page_file("head_lab"), title="Head lab", icon=":material/tune:"),
     st.Page(page_file("next_word"), title="Next word", icon=":material/keyboard_tab:"),
     st.Page(page_file("sinks"), title="Attention sinks", icon=":material/anchor:"),
+    st.Page(page_file("papers"), title="Papers", icon=":material/article:"),
     st.Page(page_file("two_readings"), title="Two readings", icon=":material/compare_arrows:"),
     st.Page(page_file("corpus_search"), title="Corpus search", icon=":material/manage_search:"),
     st.Page(page_file("what_heads_learn"), title="What heads learn",
@@ -41,7 +42,9 @@ pages = [
     st.Page(page_file("glossary"), title="Glossary", icon=":material/menu_book:"),
     st.Page(page_file("about"), title="About", icon=":material/info:"),
 ]
-current = st.navigation(pages, position="top" if presenting() else "sidebar")
+# expanded: every page listed (Streamlit folds a long list after its first pages behind "View
+# more", which hid What heads learn and Corpus search)
+current = st.navigation(pages, position="top" if presenting() else "sidebar", expanded=True)
 link.claim_pending(current.url_path)  # the link's page values are for the page it opened
 page.keep_widgets()  # a page's settings survive a visit to another page
 # The Explorer runs its body as a fragment (headscope.ui.page.as_fragment): a layer, head or
