@@ -38,6 +38,9 @@ st.markdown("""
 - **Attention sinks**: how much of each head's attention rests on the first token ([CLS] and
   [SEP] in BERT), by weight and by norm, with Gu et al. 2024's sink rate; and BERT beside a
   GPT-style decoder on one sentence: one reads both ways, the other looks back.
+- **Papers**: seven papers' attention results (Clark, Kobayashi, Kovaleva, Voita, Gu, Abnar
+  & Zuidema, Michel) rerun on the chosen model, ours beside the published value, with the
+  figure and the record as JSON.
 - **Two readings**: one word in two sentences: which heads send it somewhere else?
 - **Corpus search** (exBERT's): where else in a corpus is a token used the way it is used
   here? The nearest tokens by hidden state at a chosen layer, with their sentences.

@@ -33,6 +33,7 @@ COST = {  # tests/<path>: seconds
     "browser/test_proxy_limits.py": 12,
     "browser/test_decoder_explorer_browser.py": 20,
     "app/test_decoder_pages.py": 15,
+    "app/test_papers_page.py": 12,
     "browser/test_family_words_browser.py": 10,
     "browser/test_analysis_pages_browser.py": 10,
     "browser/test_what_heads_learn_browser.py": 7,

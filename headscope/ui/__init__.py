@@ -21,6 +21,7 @@ replaced          ELECTRA's replaced-token probabilities (Explorer)
 one_head_results the shipped "is one head enough?" answer beside the summed head
 start_card        the start card: five questions answered on the loaded model
 treebanks         What heads learn's treebanks, read and scored once per model
+papers            the Papers page's reruns (mha_core.reproduce), bounded and cached per model
 docs              the project's documents shown in the app (the teaching guide)
 page              what a page declares: widget-key prefix, kept widgets, link parameters
 st_internals      the one module that touches Streamlit internals (two hooks)

@@ -29,6 +29,7 @@ PAGES = {
     "head_lab": {"hl_token_change": "plotly", "hl_importance": "plotly"},
     "next_word": {"nw_main": "shown"},  # the strip, or on an encoder why there is none
     "sinks": {"sk_grids": "plotly"},
+    "papers": {"pp_figure": "shown"},  # Clark et al.'s figure (an image)
     "two_readings": {"tr_grid": "plotly"},
     "corpus_search": {"cs_results": "table"},
     "what_heads_learn": {"wh_matrix": "plotly"},

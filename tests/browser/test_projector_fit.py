@@ -52,6 +52,7 @@ PAGES = {
     "next_word": ("next_word", "model=SmolLM2-135M-Instruct%20(bundled)&text=The%20capital%20of"
                   "%20France%20is", {"nw_strip": "plotly"}),
     "sinks": ("sinks", TEXT, {"sk_grids": "plotly"}),
+    "papers": ("papers", "", {"pp_figure": "shown"}),  # an image: its top is measured
 }
 BY_PATH = {path: name for name, (path, _, _) in PAGES.items()}
 SIZES = [(1280, 720), (1920, 1080)]
