@@ -68,10 +68,6 @@ class CorpusIndex:
         return sum(a.nbytes for a in (self.vectors, self.scales, self.sentence, self.position,
                                       self.spans, self.top_keys, self.top_weights))
 
-    def unit_vectors(self, rows=slice(None)) -> np.ndarray:
-        """Rows of the vectors in float32 (M, D), scaled back to unit length (about)."""
-        return self.vectors[rows].astype(np.float32) * self.scales[rows, None]
-
 
 def _line_spans(enc, line: str, sep: str) -> list:
     """Each token's (start, end) in the original line: B's offsets shifted past A and the

@@ -116,11 +116,6 @@ class Tap:
         return value
 
 
-def tap_value(tap, name: str, value):
-    """tap(name, value) when there is a tap; the value itself otherwise."""
-    return value if tap is None else tap(name, value)
-
-
 class ForwardCache:
     """The values one forward recorded: cache[name] stacks the run layers in order
     (L, B, ...); cache[name, layer] is one layer's (B, ...); "embed" is (B, T, D)."""

@@ -109,34 +109,3 @@ def head_divergence(att: torch.Tensor) -> torch.Tensor:
     when every head draws the same map and grows as heads look at different keys, whatever
     those keys are; it is at most log H."""
     return entropy(att.mean(dim=1)) - entropy(att).mean(dim=1)
-
-
-def map_summary(att) -> dict:
-    """What one (T, T) map does, for a caption: its mean row entropy (nats); the key that gets
-    the most weight on average over the rows (`top`, an index) and that weight (`top_share`);
-    and the mean weight on the previous token, on itself and on the next token
-    (`prev_share`, `self_share`, `next_share`; over the rows that have one)."""
-    att = torch.as_tensor(att, dtype=torch.float32)
-    per_key = att.mean(dim=0)  # (T,): the average row
-    top = int(per_key.argmax())
-
-    def diagonal(offset):
-        d = att.diagonal(offset=offset)
-        return float(d.mean()) if d.numel() else 0.0
-
-    return {"entropy": float(entropy(att)), "top": top, "top_share": float(per_key[top]),
-            "prev_share": diagonal(-1), "self_share": diagonal(0), "next_share": diagonal(1)}
-
-
-def word_focus(att, words) -> np.ndarray:
-    """How sharply each head links words to other words: per head, the mean over the word
-    queries of the largest weight a word puts on another word (not itself, not a special token
-    or punctuation). att (..., T, T); words (T,) bools -> (...)."""
-    att = torch.as_tensor(att, dtype=torch.float32)
-    words = torch.as_tensor(words, dtype=torch.bool)
-    if int(words.sum()) < 2:
-        return np.zeros(att.shape[:-2])
-    T = att.size(-1)
-    allowed = words[None, :] & ~torch.eye(T, dtype=torch.bool)  # (T, T): another word
-    best = att.masked_fill(~allowed, 0).max(dim=-1).values  # (..., T)
-    return best[..., words].mean(-1).numpy().astype(np.float64)

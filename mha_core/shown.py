@@ -8,7 +8,6 @@ import numpy as np
 import torch
 
 from .metrics import keep_tokens
-from .norms import row_normalised
 
 
 def explorer_view(att: torch.Tensor, res, word_level=False, hide_special=False):
@@ -47,24 +46,6 @@ def shown_groups(res, word_level=False, hide_special=False) -> list:
     hidden. A click on shown label i is a click on these tokens."""
     groups, kept = _groups_kept(res, word_level, hide_special)
     return [list(groups[i]) for i in kept]
-
-
-def explorer_norm_view(raw: torch.Tensor, res, word_level=False, hide_special=False):
-    """Norm-weighted maps (Kobayashi et al. 2020) as the Explorer shows them: raw (..., T, T)
-    the norms ||alpha_ij f(x_j)|| of res (norms.result_norm_maps).
-
-    Returns (shown (..., G, G), raw (..., G, G), labels G, special G). shown: each row divided
-    by its sum (norms.row_normalised), then merged to words and [CLS]/[SEP] hidden exactly as
-    explorer_view does the weights (so rows sum to 1). raw: the norms merged the same linear
-    way (summed over a word's key pieces, averaged over its query pieces) with hidden tokens
-    dropped, never divided by a row sum."""
-    shown, labels, special = explorer_view(row_normalised(raw), res, word_level, hide_special)
-    merged = res.word_level(raw) if word_level else raw  # (..., G, G)
-    groups, kept = _groups_kept(res, word_level, hide_special)
-    if len(kept) < len(groups):
-        idx = torch.as_tensor(kept, dtype=torch.long)
-        merged = merged.index_select(-2, idx).index_select(-1, idx)  # (..., G', G')
-    return shown, merged, labels, special
 
 
 def segments_view(res, word_level=False, hide_special=False) -> list:

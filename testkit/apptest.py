@@ -4,6 +4,7 @@ numbers; and the guards the hostile-input tests rely on.
 """
 
 import base64
+import html
 import json
 import os
 import re
@@ -17,7 +18,7 @@ from streamlit.testing.v1 import AppTest
 from headscope.files import FRAME
 from headscope.files import PAGES as PAGES_DIR
 from headscope.ui.docs import as_html, teaching_guide
-from headscope.ui.labels import plain_label
+from headscope.ui.labels import ZWSP
 from headscope.ui.style import PAGE_CSS, PRESENT_CSS
 
 from .protocol import component_data
@@ -101,7 +102,7 @@ def chart(at, key: str):
 def components(at) -> dict:
     """{key: data dict} for every attention component (headscope.ui.attention) on the page, in page
     order: what the page sent the browser. Its binary arrays stay packed; unpack them with
-    headscope.ui.attention.unpack (grid maps) or unpack_lines (head view lines)."""
+    testkit.payloads.unpack (grid maps) or unpack_lines (head view lines)."""
     return {_key(el.proto.id): component_data(el.proto.json) for el in at.get("bidi_component")
             if el.proto.component_name == "headscope.attention"}
 
@@ -115,8 +116,7 @@ def explorer_sent(at) -> dict | None:
     """The Explorer's data (component ex_view) with its arrays unpacked as the browser decodes
     them: maps (L', H + 1, T, T) with the summed head last, norm (L', H, T, T) and norm_sum
     (L', H, T) when sent, frows (L, H, F, T) for a long text; None when the page has none."""
-    from headscope.ui.attention.explorer_payload import norm_view, unpack_rows
-    from headscope.ui.attention.payload import unpack
+    from .payloads import norm_view, unpack, unpack_rows
 
     d = component(at, "ex_view")
     if d is None:
@@ -153,6 +153,12 @@ def selectbox(at, label: str):
 
 def array(v) -> np.ndarray:
     return np.asarray(v, dtype=np.float64)
+
+
+def plain_label(axis_label: str) -> str:
+    """The inverse of headscope.ui.labels.axis_labels for one label (what a reader sees):
+    escapes undone, the zero-width marks that keep repeated tokens apart removed."""
+    return html.unescape(axis_label.replace(ZWSP, ""))
 
 
 def axis_tokens(values) -> list:

@@ -1,28 +1,12 @@
-"""The shown attention as files: CSV (a labelled matrix) and JSON (tokens, layer, head, weights).
-No Streamlit; the download buttons call these."""
+"""The whole attention tensor as files (.npz, JSON, CSV): the app's downloads and `headscope
+export`. No Streamlit. The enlarged head's CSV/JSON is the browser's (excontrols.js exDownload,
+from the maps it draws)."""
 
 import csv
 import io
 import json
 
 
-def attention_csv(labels, weights) -> str:
-    """A (G, G) map as CSV: a header row of keys, then one row per query, its label first."""
-    out = io.StringIO()
-    w = csv.writer(out)
-    w.writerow(["query \\ key", *labels])
-    for label, row in zip(labels, weights):
-        w.writerow([label, *(f"{float(x):.6f}" for x in row)])
-    return out.getvalue()
-
-
-def attention_json(labels, weights, **meta) -> str:
-    """{**meta, "tokens": [...], "weights": [[...]]}: meta holds model, text, layer, head, view."""
-    rows = [[round(float(x), 6) for x in row] for row in weights]
-    return json.dumps({**meta, "tokens": list(labels), "weights": rows}, ensure_ascii=False)
-
-
-# --- the whole L x H x T x T tensor with its tokens (the app's downloads, headscope.export) ---
 def tensor_npz(tokens, att, **meta) -> bytes:
     """att (L, H, T, T) as a NumPy .npz: arrays "attentions" (float32) and "tokens" (str), and
     "meta" (a JSON string: model, text, numbering). np.load(f)["attentions"] reads it back."""

@@ -49,8 +49,3 @@ def axis_labels(seq) -> list:
         seen[s] = n + 1
         out.append(s + ZWSP * n)
     return out
-
-
-def plain_label(axis_label: str) -> str:
-    """The inverse of axis_labels for one label (what a reader sees)."""
-    return html.unescape(axis_label.replace(ZWSP, ""))

@@ -137,13 +137,3 @@ def resolve_focus_list(raw: str, labels) -> list | None:
 def focus_param(labels, i: int) -> str:
     """The inverse of resolve_focus: the token's text when that finds it, else "#i"."""
     return labels[i] if resolve_focus(labels[i], labels) == i else f"#{i}"
-
-
-def kept_focus(at: tuple, labels) -> int | None:
-    """A focus kept from the last run, (token text, position): the same position while it
-    holds the same token (the second "the" stays the second), else the token's first
-    occurrence (the sentence changed), else None."""
-    label, i = at
-    if 0 <= i < len(labels) and labels[i] == label:
-        return i
-    return resolve_focus(label, labels) if label else None

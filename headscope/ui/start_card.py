@@ -2,7 +2,10 @@
 without a link to a view, not on a projector) five questions, each with a one-line answer
 computed from the loaded model and the sentence in the box, and a link to the view that answers
 it; on request, the bundled encoder beside the bundled decoder (headscope.ui.both_ways). Closing
-it, or opening another page, puts it away for the session."""
+it, or opening another page, puts it away for the session.
+
+The card is short, so that the Explorer's heads are on the first screen under it (1280×720,
+tests/browser/test_first_screen.py): one tab per question, each with its whole answer and link."""
 
 import streamlit as st
 
@@ -45,7 +48,8 @@ def best_fit(name: str, layer: int):
 
 @st.cache_data(**models.bounded(), show_spinner=False)
 def answers(name: str, text: str) -> list:
-    """[(question, answer markdown, page, link label)] for the model `name` and `text`."""
+    """[(tab label, question, answer markdown, page, link label)] for the model `name` and
+    `text`."""
     bert, _ = models.get_bert(name)
     # the pair spelled out: st.cache_data keys the arguments as given, and (name, text) alone
     # missed the Explorer's entry for (name, text, None): a second forward pass per sentence
@@ -66,27 +70,27 @@ def answers(name: str, text: str) -> list:
            f"{s['heads']} heads write, on sentences it never saw."
            if one["best_fit"] else "")
     return [
-        ("Is the input split across the heads, or copied to each?",
+        ("Split or copied?", "Is the input split across the heads, or copied to each?",
          f"Copied: each of the {s['heads']} heads reads all {s['d_model']} numbers of every "
          f"token; what is split is what each head writes ({s['d_model']} / {s['heads']} = "
          f"{s['d_head']} numbers).",
          page_file("inside_mha"), "Inside MHA: narrow vs wide"),
-        ("Why do the heads differ, and why do they stay different?",
+        ("Why do heads differ?", "Why do the heads differ, and why do they stay different?",
          f"In layer {layer + 1} the {d['heads']} heads send {word} to {d['targets']} different "
          "tokens. Nobody asks them to: they start from different random weights, and heads "
          "that start identical stay identical.",
          page_file("training_lab"), "Training lab: the symmetry experiment"),
-        ("What do the heads learn?",
+        ("What do heads learn?", "What do the heads learn?",
          f"On this sentence, of the {n_heads} heads: {learnt} (Clark et al. 2019's patterns).",
          page_file("all_heads"), "All heads: every head labelled"),
-        ("Is one head enough?",
+        ("One head enough?", "Is one head enough?",
          f"Not as the **summed head**: layer {layer + 1}'s weights read as one head put "
          f"{one['summed_share']:.0%} of each row on “{md_text(visible(one['summed_top']))}” "
          f"({one['summed_entropy']:.2f} nats, where 0 is one target and ln T = "
          f"{one['uniform']:.2f} is uniform); its heads average {one['heads_entropy']:.2f} "
          f"nats. A **trained one-head model** is another question.{fit}",
          page_file("training_lab"), "Training lab: 1 head vs many"),
-        ("What does it cost?",
+        ("What does it cost?", "What does it cost?",
          f"The same parameters: {cost['heads']} heads of {s['d_head']} have exactly the "
          f"{cost['params_heads']:,} of one head of {s['d_model']}; but they store "
          f"{cost['heads']}× the attention maps ({cost['maps_heads']:,} numbers for {T} tokens "
@@ -113,14 +117,13 @@ def start_card(page_path: str):
     except Exception:  # odd text: the card answers for the default sentence instead
         rows = answers(name, DEFAULT_TEXT)
     with st.container(border=True, key="start_card"):
-        top, shut = st.columns([6, 1], vertical_alignment="center")
+        top, shut = st.columns([7, 1], vertical_alignment="center")
         top.markdown("**Start here: five questions about multi-head attention**, answered "
-                     "from this model and the sentence in the box. Every term is in the "
-                     "Glossary.")
+                     "from this model and this sentence.")
         shut.button("Close", key="start_close", on_click=close, icon=":material/close:",
                     width="stretch")
-        for question, answer, page, label in rows:
-            text_col, link_col = st.columns([5, 1.6], vertical_alignment="center")
+        for tab, (_, question, answer, page, label) in zip(st.tabs([r[0] for r in rows]), rows):
+            text_col, link_col = tab.columns([5, 1.6], vertical_alignment="center")
             text_col.markdown(f"**{question}** {answer}")
             link_col.page_link(page, label=label, icon=":material/arrow_forward:")
         glossary, lesson = st.columns([2, 3], vertical_alignment="center")

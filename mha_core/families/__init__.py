@@ -11,12 +11,12 @@ and a FAMILY record that collects them with the prefix a checkpoint with a head 
 encoder's keys (`roberta.`, ...) and what the app says about the family.
 """
 
-from ..config import ConfigError, read_json
+from ..config import ConfigError
 from . import albert, bert, deberta, distilbert, electra, gpt2, llama, modernbert, qwen2, roberta
 from .base import Family, one_slot_per_layer, refuse_decoders
 
 __all__ = ["Family", "one_slot_per_layer", "refuse_decoders", "family_of", "supported",
-           "read_config", "read_config_file"]
+           "read_config"]
 
 
 def _families() -> dict:
@@ -46,7 +46,3 @@ def read_config(d: dict):
     """The EncoderConfig of any supported family's config.json dict (dispatch on model_type)."""
     return family_of(d).read_config(d)
 
-
-def read_config_file(path):
-    """read_config of a config.json file; ConfigError naming what is wrong."""
-    return read_config(read_json(path))

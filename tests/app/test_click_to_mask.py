@@ -9,7 +9,6 @@ the predictions and the difference grid against transformers' BertForMaskedLM.""
 import numpy as np
 
 from headscope.ui import style
-from headscope.ui.attention import unpack
 from testkit.apptest import (
     array,
     axis_tokens,
@@ -23,6 +22,7 @@ from testkit.apptest import (
 )
 from testkit.explore_js import NODE, run_js
 from testkit.models import hf_mlm_run
+from testkit.payloads import unpack
 from tests.conftest import require
 
 A, B = "the zebra sat on the mat .", "i saw the man ."

@@ -3,8 +3,8 @@ against bert.attend) and the link (layer, heads, focus, words, nospecial)."""
 
 import numpy as np
 
-from headscope.ui.attention import unpack_lines
 from testkit.apptest import component, messages, open_app, survives
+from testkit.payloads import unpack_lines
 
 TEXT = "I saw the man with a telescope."
 

@@ -33,10 +33,23 @@ LINKS = {
 
 
 def card_text(page) -> str:
+    """What the card shows, each question's tab opened in turn (one answer shows at a time)."""
     card = page.locator(CARD)
     glossary = card.get_by_role("link", name=re.compile("^\\W*Glossary"))
     glossary.wait_for(timeout=90_000)  # the card's last element
-    return " ".join(card.inner_text().split())
+    tabs = card.get_by_role("tab")
+    shown = [card.inner_text()]
+    for i in range(tabs.count()):
+        shown.append(open_tab(card, tabs.nth(i)).inner_text())
+    return " ".join(" ".join(shown).split())
+
+
+def open_tab(card, tab):
+    """Click a question's tab; its panel, once shown."""
+    tab.click()
+    panel = card.locator(f"[id='{tab.get_attribute('aria-controls')}']")
+    panel.wait_for(state="visible", timeout=10_000)
+    return panel
 
 
 def expected(bert):
@@ -88,7 +101,13 @@ def test_each_question_opens_the_view_that_answers_it(app_url, browser, question
     page = ctx.new_page()
     page.goto(app_url)
     assert question in card_text(page)
-    page.locator(CARD).get_by_role("link", name=label).click()
+    card, panel = page.locator(CARD), None
+    tabs = card.get_by_role("tab")
+    for i in range(tabs.count()):  # the question's own tab
+        panel = open_tab(card, tabs.nth(i))
+        if question in panel.inner_text():
+            break
+    panel.get_by_role("link", name=label).click()
     page.wait_for_url(re.compile(f"/{path}"), timeout=90_000)
     page.get_by_text(answer, exact=False).first.wait_for(timeout=90_000)
     page.locator(CARD).wait_for(state="detached", timeout=60_000)  # put away on another page

@@ -1,9 +1,7 @@
-"""The Explorer's pieces without Streamlit: views, figure builders, exports, and the claim
-the page makes about the bundled model."""
+"""The Explorer's pieces without Streamlit: views, the focus grid's figure, labels, and the claim
+the page makes about the bundled model. (The enlarged head's CSV/JSON are the browser's:
+tests/unit/test_explore_js.py.)"""
 
-import csv
-import io
-import json
 import math
 
 import numpy as np
@@ -11,10 +9,10 @@ import pytest
 import torch
 
 from headscope.ui import figures
-from headscope.ui.export import attention_csv, attention_json
-from headscope.ui.labels import axis_labels, label, plain_label, visible
+from headscope.ui.labels import axis_labels, label, visible
 from mha_core.metrics import entropy, head_divergence
 from mha_core.shown import explorer_view, focus_targets, segments_view
+from testkit.apptest import plain_label
 
 
 def random_maps(*shape, seed=0):
@@ -82,31 +80,12 @@ def test_labels_are_shown_literally():
     assert [plain_label(x) for x in ax] == labels
 
 
-def test_heatmap_and_grid_builders():
-    maps = random_maps(5, 4, 4).numpy()  # (H, T, T)
+def test_focus_grid_builder():
     labels = ["[CLS]", "a", "a", "[SEP]"]
-    one = figures.heatmap(maps[0], labels, title="t")
-    np.testing.assert_allclose(np.asarray(one.data[0].z), maps[0], atol=1e-7)
-    assert one.layout.yaxis.autorange == "reversed"  # the first query is the top row
     grid = figures.focus_grid(np.array([[0, 1], [2, 1]]), np.full((2, 2), 0.5), labels,
                               [True, False, False, True], "a")
     assert [list(r) for r in grid.data[0].text] == [["[CLS]", "a"], ["a", "a"]]
-    bars = figures.focus_bars(np.array([[0.97, 0.01, 0.01, 0.01], [0.5, 0.5, 0, 0]]), labels,
-                              [True, False, False, True], "a", layer=0)
-    total = sum(np.asarray(b.y) for b in bars.data)  # keys under 5% join "other"
-    np.testing.assert_allclose(total, 1.0, atol=1e-6)
-    assert bars.data[-1].name == "other"
-
-
-def test_exports_round_trip():
-    labels = ["[CLS]", "a,b", "\"q\"", "[SEP]"]
-    w = random_maps(4, 4).numpy()
-    rows = list(csv.reader(io.StringIO(attention_csv(labels, w))))
-    assert rows[0][1:] == labels and [r[0] for r in rows[1:]] == labels
-    np.testing.assert_allclose(np.array([r[1:] for r in rows[1:]], dtype=float), w, atol=1e-6)
-    rec = json.loads(attention_json(labels, w, layer=1, head=2, model="m", text="t"))
-    assert (rec["layer"], rec["head"], rec["tokens"]) == (1, 2, labels)
-    np.testing.assert_allclose(np.array(rec["weights"]), w, atol=1e-6)
+    assert grid.layout.yaxis.autorange == "reversed"  # layer 1 is the top row
 
 
 def test_entropy_titles_use_nats():

@@ -8,7 +8,8 @@ import torch
 from safetensors.torch import load_file, save_file
 
 import mha_core
-from mha_core.families import read_config_file
+from mha_core.config import read_json
+from mha_core.families import read_config
 from mha_core.loading import CheckpointError, build_model, read_state_dict
 from testkit.models import hf_reference
 
@@ -141,7 +142,7 @@ def test_config_we_cannot_run_names_the_field(ckpt, changes, message):
 
 
 def test_narrow_mode_refuses_bert_weights(ckpt):
-    cfg = read_config_file(ckpt / "config.json")
+    cfg = read_config(read_json(ckpt / "config.json"))
     with pytest.raises(CheckpointError, match="cannot be loaded into mode='narrow'"):
         build_model(cfg, read_state_dict(ckpt), mode="narrow")
 

@@ -1,5 +1,6 @@
 """What the attention component is sent (headscope/ui/attention/payload.py): binary arrays that
-decode to what was encoded, line entries that are exactly the weights above the floor, and sizes
+decode (testkit.payloads, held to the browser's decoder by test_payload_fixtures.py) to what
+was encoded, line entries that are exactly the weights above the floor, and sizes
 that stay bounded at 512 tokens."""
 
 import base64
@@ -15,11 +16,9 @@ from headscope.ui.attention.payload import (
     line_floor,
     lines_payload,
     pack,
-    payload_bytes,
-    unpack,
-    unpack_lines,
 )
 from headscope.ui.style import DIVERGING
+from testkit.payloads import payload_bytes, unpack, unpack_lines
 
 
 def softmax_maps(rng, *shape, sharp=4.0):
@@ -152,8 +151,6 @@ def test_lines_payload_at_512_tokens_is_bounded():
 def test_causal_maps_travel_as_lower_triangles():
     """A decoder's (..., T, T) maps are sent as T (T + 1) / 2 values a map and come back whole,
     zeros above the diagonal; an encoder's are sent whole."""
-    from headscope.ui.attention.payload import pack, unpack
-
     g = np.random.default_rng(0)
     T = 7
     maps = np.tril(g.random((2, 3, T, T))).astype(np.float32)  # (L, H, T, T)

@@ -2,8 +2,8 @@ import json
 
 import pytest
 
-from mha_core.config import ConfigError, EncoderConfig
-from mha_core.families import read_config, read_config_file
+from mha_core.config import ConfigError, EncoderConfig, read_json
+from mha_core.families import read_config
 
 
 def test_defaults_are_bert_base():
@@ -30,7 +30,7 @@ def test_unknown_fields_are_ignored_and_file_errors_are_clear(tmp_path):
     bad = tmp_path / "config.json"
     bad.write_text("{not json")
     with pytest.raises(ConfigError, match="cannot read"):
-        read_config_file(bad)
+        read_config(read_json(bad))
     bad.write_text(json.dumps([1, 2]))
     with pytest.raises(ConfigError, match="JSON object"):
-        read_config_file(bad)
+        read_config(read_json(bad))

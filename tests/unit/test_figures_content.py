@@ -61,16 +61,10 @@ def test_pruning_curve_and_token_change():
     assert list(fig.layout.xaxis.ticktext) == ["[CLS]", "&lt;a&gt;", "[SEP]"]
 
 
-def test_focus_bars_one_segment_per_word_and_distinct_special_greys():
+def test_token_colours_one_per_word_and_distinct_special_greys():
     labels = ["[CLS]", "the", "cat", "saw", "The", "dog", "[SEP]"]
     special = [True] + [False] * 5 + [True]
-    rows = np.array([[0.1, 0.2, 0.0, 0.0, 0.3, 0.0, 0.4],
-                     [0.0, 0.0, 0.5, 0.0, 0.0, 0.5, 0.0]], dtype=np.float32)  # (H, T)
-    fig = fg.focus_bars(rows, labels, special, "saw", layer=0)
-    bars = {b.name: np.asarray(b.y) for b in fig.data}
-    assert list(bars) == ["[CLS]", "the", "cat", "dog", "[SEP]", "other"]  # the, The: one word
-    np.testing.assert_allclose(bars["other"], 0)  # "saw" gets nothing in either head
-    np.testing.assert_allclose(bars["the"], [0.5, 0.0])
-    colours = {b.name: b.marker.color for b in fig.data}
-    assert colours["[CLS]"] != colours["[SEP]"]
-    assert fg.token_colors(labels, special)[1] == fg.token_colors(labels, special)[4]
+    colours = fg.token_colors(labels, special)
+    assert colours[0] != colours[6]  # [CLS] and [SEP]: two greys
+    assert colours[1] == colours[4]  # the, The: one word, one colour
+    assert len(set(colours[1:6])) == 4  # the, cat, saw, dog

@@ -26,12 +26,9 @@ ONE_HEAD = {"heads": 4, "layers": [{"layer": 1, "summed": -1.5, "best_head_r2": 
 BUILDERS = {
     "one_head_bars": lambda: figures.one_head_bars(ONE_HEAD),
     "one_head_curve": lambda: figures.heads_curve(ONE_HEAD),
-    "heatmap": lambda: figures.heatmap(maps(6, 6), LABELS, title="t"),
-    "heatmap_long": lambda: figures.heatmap(maps(60, 60), [f"w{i}" for i in range(60)]),
     "focus_grid": lambda: figures.focus_grid(np.arange(12).reshape(2, 6) % 6,
                                              np.full((2, 6), 0.5), LABELS, SPECIAL, "with",
                                              title="A"),
-    "focus_bars": lambda: figures.focus_bars(maps(12, 6), LABELS, SPECIAL, "saw", layer=1),
     "relation_matrix": lambda: figures.relation_matrix_figure(
         maps(2, 3, 4), ["all", "det", "<b>", "obj"], [9, 5, 3, 1],
         np.full((2, 3, 4), "dependent->head", dtype=object), best=[(0, 0)] * 4, title="t"),
@@ -48,8 +45,8 @@ BUILDERS = {
     "qk_scatter": lambda: figures.qk_scatter_figure(
         maps(12, 2), LABELS, np.zeros(6, dtype=int), np.arange(6), ["a sentence"], title="t"),
     "token_attention": lambda: figures.token_attention_figure(maps(6), LABELS, 2, "key", "t"),
-    "projector": lambda: figures.for_projector(figures.heatmap(maps(6, 6), LABELS, title="t"),
-                                               1.35),
+    "projector": lambda: figures.for_projector(figures.side_by_side_figure(
+        maps(6, 6), LABELS, maps(6, 6), LABELS, "a", "b"), 1.35),
 }
 
 
@@ -94,7 +91,8 @@ def test_projector_scales_every_font_once_and_leaves_the_figure_alone():
 def test_projector_cuts_a_tall_figure_to_its_room_and_keeps_square_cells():
     """max_height: the enlarged height, at most the room (a figure without a height gets the
     room); square: the plot's y axis anchored to x, its domain shrunk, not its range."""
-    fig = figures.heatmap(maps(6, 6), LABELS, height=420)  # 420 * 1.35 = 567 enlarged
+    fig = figures.focus_grid(np.arange(12).reshape(2, 6) % 6, np.full((2, 6), 0.5), LABELS,
+                             SPECIAL, "with", height=420)  # 420 * 1.35 = 567 enlarged
     assert figures.for_projector(fig, 1.35).layout.height == 567
     assert figures.for_projector(fig, 1.35, max_height=800).layout.height == 567
     cut = figures.for_projector(fig, 1.35, max_height=400, square=True).layout

@@ -9,8 +9,8 @@ import plotly.io as pio
 import pytest
 
 from headscope.ui import figures
-from headscope.ui.labels import ZWSP, axis_labels, label, plain_label, visible
-from testkit.apptest import TAG
+from headscope.ui.labels import ZWSP, axis_labels, label, visible
+from testkit.apptest import TAG, plain_label
 
 # what a student can type: markup, an entity, control characters and zero-width characters
 NASTY = "<script>alert(1)</script>&amp;\x00\x1b\u200b\u202e"
@@ -41,11 +41,9 @@ ONE_HEAD = {"heads": 4, "layers": [{"layer": 1, "summed": -0.5, "best_head_r2": 
                                     "fitted_fresh_H": 0.4}]}
 # Every builder, with NASTY in every text it is given (tokens, titles, names, labels)
 CALLS = {
-    figures.heatmap: lambda: figures.heatmap(maps(N, N), T, title=NASTY),
     figures.focus_grid: lambda: figures.focus_grid(np.array([[1, 3], [2, 1]]),
                                                    np.full((2, 2), 0.5), T, SPECIAL, NASTY,
                                                    title=NASTY),
-    figures.focus_bars: lambda: figures.focus_bars(maps(3, N), T, SPECIAL, NASTY, layer=0),
     figures.atlas_figure: lambda: figures.atlas_figure(maps(2, 2, N, N), T,
                                                        [["CLS", "het"], ["prev", "self"]],
                                                        title=NASTY),

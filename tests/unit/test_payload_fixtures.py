@@ -1,6 +1,6 @@
 """The browser's decoder (core.js `decode`, lines.js's reading of a lines payload) and its Python
-twin (payload.unpack, unpack_lines, which the app tests read payloads with) against the same
-hand-made payloads (tests/fixtures/payloads.json: bytes written one by one, the expected values
+twin (testkit.payloads.unpack, unpack_lines, which the app tests read payloads with) against the
+same hand-made payloads (tests/fixtures/payloads.json: bytes written one by one, the expected values
 by plain arithmetic), so that neither can drift from the other. The JS runs in node, which
 .ci/run installs (Debian's nodejs)."""
 
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from headscope.ui.attention.component import JS
-from headscope.ui.attention.payload import unpack, unpack_lines
+from testkit.payloads import unpack, unpack_lines
 from tests.conftest import require
 
 FIXTURES = json.loads((Path(__file__).parents[1] / "fixtures" / "payloads.json").read_text())

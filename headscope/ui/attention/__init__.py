@@ -2,14 +2,7 @@
 model view drawn in the browser from compact binary payloads. component.py mounts it;
 payload.py builds what it is sent."""
 
-from .component import attention, js_lines
-from .payload import (
-    grid_payload,
-    lines_payload,
-    pack,
-    unpack,
-    unpack_lines,
-)
+from .component import attention
+from .payload import grid_payload, lines_payload, pack
 
-__all__ = ["attention", "js_lines", "grid_payload", "lines_payload", "pack", "unpack",
-           "unpack_lines"]
+__all__ = ["attention", "grid_payload", "lines_payload", "pack"]

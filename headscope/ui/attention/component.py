@@ -57,11 +57,6 @@ def _mounter():
     return _MOUNT[0]
 
 
-def js_lines() -> int:
-    """Lines of the Streamlit module's JavaScript (docs/how-it-is-built.md quotes it)."""
-    return JS.count("\n") + 1
-
-
 def attention(payload: dict, key: str, on_head=None, on_view=None, on_token=None,
               filename: str = "attention", tag: str = "", meta=None, on=None):
     """Mount the component with one payload (headscope.ui.attention.payload) under a stable key.

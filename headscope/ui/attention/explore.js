@@ -1,8 +1,8 @@
 // The Explorer's numbers, derived in the browser from every layer's token-level maps (Python:
 // explorer_payload.py): the view the switches choose (whole words, hidden [CLS]/[SEP], by norm),
 // the mean of the heads, entropies, the default head, the rows of one or several focus tokens, the
-// bars' segments and the summed head's summary. The mirror of mha_core.shown and mha_core.metrics
-// (tests/unit/test_explore_js.py runs both on the same maps). No DOM here.
+// bars' segments and the summed head's summary. These live only here: tests/unit/test_explore_js.py
+// checks them against numpy on the model's own maps and transformers' projections. No DOM here.
 
 // The decoded payload: maps (L', H + 1, T, T) with the summed head last, norm shares (L', H, T, T),
 // their row sums (L', H, T); long texts: the focus tokens' rows in every layer (frows*)
@@ -27,7 +27,8 @@ function decodeRows(d, name) {
 
 // The shown labels for the switches: groups of token positions, their labels and flags, and for
 // each the token a click masks. Whole words merge pieces (Clark et al. 2019); hiding drops the
-// groups that are all special (unless nothing would be left), as mha_core.shown.explorer_view.
+// groups that are all special (unless nothing would be left), as mha_core.shown.explorer_view
+// does for the pages that draw on the server (Head view, Two readings).
 function shownView(d, words, hide) {
   const T = d.tokens.length;
   let groups = words ? d.groups : [...Array(T).keys()].map((t) => [t]);
@@ -128,8 +129,9 @@ function entropyOf(maps, off, G) {
   return tot / G;
 }
 
-// metrics.word_focus: per head, the mean over word queries of the largest weight a word puts on
-// another word (not itself, not special, not punctuation); the default enlarged head is its argmax
+// The default head's word focus: per head, the mean over word queries of the largest weight a
+// word puts on another word (not itself, not special, not punctuation); the default enlarged head
+// is its argmax
 function wordFocus(lm, sv, H) {
   const G = sv.G, n = G * G, isWord = sv.labels.map((_, i) => !(sv.special[i] || sv.punct[i]));
   const nw = isWord.filter(Boolean).length;
@@ -181,7 +183,7 @@ function topKeys(rows, L, H, G) {
   return { top, weight };
 }
 
-// figures.focus.token_colors: one colour per shown token, a word (any case) the same everywhere
+// One colour per shown token, a word (any case) the same everywhere (as figures.focus.token_colors)
 function tokenColors(d, labels, special) {
   const words = new Map();
   return labels.map((t, i) => {
@@ -192,7 +194,7 @@ function tokenColors(d, labels, special) {
   });
 }
 
-// figures.focus.key_segments: one layer's focus rows (H, G) split by word (a word found twice is
+// The bars' segments: one layer's focus rows (H, G) split by word (a word found twice is
 // one target), in sentence order; words under minWeight in every head join "other keys" (null)
 function keySegments(d, rows, sv, colors, minWeight = 0.05) {
   const H = rows.length / sv.G, G = sv.G, groups = new Map();
@@ -213,7 +215,7 @@ function keySegments(d, rows, sv, colors, minWeight = 0.05) {
   return segs;
 }
 
-// metrics.map_summary of the G x G map at maps[off..]: entropy, the key with the most weight on
+// The caption's summary of the G x G map at maps[off..]: entropy, the key with the most weight on
 // average (top, top_share), the mean weight on the previous token, itself and the next token
 function mapSummary(maps, off, G) {
   const perKey = new Float32Array(G);

@@ -57,7 +57,7 @@ function exPartEvent(x, name, kind, value) {
 }
 
 // New data from the server: a new sentence, model or imposed view. The view the reader made is
-// kept (the focus by its token, as link.kept_focus) unless the server imposes one (a link or an
+// kept (the focus by its token: keptFocus) unless the server imposes one (a link or an
 // example: data.impose with a new seq).
 function renderExplorer(x) {
   const d = x.data, old = x.view, prevLabels = x.sv ? x.sv.labels : null;
@@ -95,8 +95,8 @@ function exFromAddress(d) {
   return v;
 }
 
-// link.kept_focus for each focus token: the same position while it holds the same token, else
-// the token's first occurrence; tokens not found are dropped
+// The focus kept across a new sentence, token by token: the same position while it holds the
+// same token, else the token's first occurrence; tokens not found are dropped
 function keptFocus(focus, before, labels) {
   const out = [];
   for (const f of focus) {

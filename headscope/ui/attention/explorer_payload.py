@@ -1,8 +1,8 @@
 """What the Explorer component is sent once per sentence: every layer's token-level maps, so that
 every view change (layer, head, focus tokens, whole words, hidden [CLS]/[SEP], by norm, the
 token window) is drawn in the browser without asking the server. numpy in, a plain dict out; no
-Streamlit. The browser derives the shown maps (explore.js, the mirror of mha_core.shown and
-mha_core.metrics; tests/unit/test_explore_js.py compares them).
+Streamlit. The browser derives the shown maps (explore.js; tests/unit/test_explore_js.py
+compares them with numpy on Model.attend and transformers' own projections).
 
 Shape letters: L layers, H heads, T tokens, F focus tokens (long texts only).
 
@@ -17,7 +17,7 @@ not, is within 1/65535 of the row it shows. Bytes per sentence: docs/limits.md.
 
 import numpy as np
 
-from .payload import _common, pack, unpack
+from .payload import _common, pack
 
 # Up to this many tokens every layer travels at once and every view change is local; a longer
 # text gets one layer at a time (a layer or focus change asks the server, with the wait shown)
@@ -81,21 +81,3 @@ def rows(name: str, a, ordinary, tril: bool = False) -> dict:
     scaled = a.copy()
     scaled[..., ordinary] = a[..., ordinary] / np.where(total > 0, total, 1.0)[..., None]
     return {name: pack(scaled, "u2", tril), f"{name}_ns": pack(total, "f4")}
-
-
-def norm_view(d: dict, maps) -> tuple:
-    """(shares, sums) of the norm maps the browser makes from weights maps (L', H(+1), T, T) of
-    the sent layers and the value norms: shares (L', H, T, T) rows summing to 1, sums (L', H, T)
-    the raw rows' sums (mha_core.norms.norm_maps and row_normalised)."""
-    H = d["heads"]
-    raw = maps[:, :H] * unpack(d["vnorm"])[d["sent"]][:, :, None, :]  # (L', H, T, T)
-    sums = raw.sum(axis=-1)
-    return raw / np.where(sums > 0, sums, 1.0)[..., None], sums
-
-
-def unpack_rows(d: dict, name: str) -> np.ndarray:
-    """The inverse of rows, as the browser decodes it (explore.js exSource): (..., T) weights."""
-    a, total = unpack(d[name]), unpack(d[f"{name}_ns"])
-    ordinary = ~np.asarray(d["special"], dtype=bool)
-    a[..., ordinary] *= total[..., None]
-    return a

@@ -82,31 +82,52 @@ function fitLayout(g, W, o) {
 }
 
 // Presentation mode (data.present with data.fit), designed for reading from the back of a room: the heads
-// as clickable thumbnails in a row (titles only), and below them the enlarged head and the
-// extra maps (summed head, mean) large, every token labelled. Text is PRESENT_PX CSS px at a
-// 1280 px wide window and grows with the window (projectorFactor).
+// as clickable thumbnails (titles only), and the enlarged head and the extra maps (summed head,
+// mean) large, every token labelled, all of it on the first screen (fitRoom). The thumbnails go
+// above the large maps or in a block right of them, whichever leaves the large maps bigger; they
+// shrink (72, 60, 48 px at 1280) only while the large maps would give a label less than 1.2
+// lines of its own. Text is PRESENT_PX CSS px at a 1280 px wide window and grows with the window
+// (projectorFactor).
 function presentLayout(g, W) {
   const d = g.data, G = d.tokens.length, M = g.count, Hn = d.heads, k = projectorFactor();
   const font = PRESENT_PX * k, titleH = Math.round(font * 1.5), gap = Math.round(12 * k);
   const legendH = Math.round(font * 2.6) + blockedRoom(d, font);
-  const room = labelRoom(g.main.getContext("2d"), g.labels, font, 170 * k);
-  const cols = Math.min(Hn, 12), rows = Math.ceil(Hn / cols);
-  const thumb = Math.max(30, Math.min(Math.round(72 * k), Math.floor((W - (cols - 1) * gap) / cols)));
-  const maps = tiles(Hn, cols, thumb, { room: 0, titleH, gap }).map((m) => ({ ...m, left: false, bottom: false, thumb: true }));
-  const top = rows * (thumb + titleH + gap) + gap;
+  const ctx = g.main.getContext("2d");
+  const room = labelRoom(ctx, g.labels, font, 170 * k), legendText = ctx.measureText(d.legend || "").width;
   const big = (d.selected === null || d.selected === undefined ? [] : [d.selected]);
   for (let j = Hn; j < M; j++) big.push(j);
-  const nb = Math.max(1, big.length), bigGap = 2 * gap;
-  const byW = Math.floor((W - room - (nb - 1) * bigGap) / nb);
-  const byH = Math.floor(fitRoom(g) - top - titleH - room - legendH);
-  // each label gets a cell of 1.4 times its font at least (labels never touch); larger when
-  // the first screen has the room, up to the width
-  const size = Math.max(40, Math.min(byW, Math.max(Math.ceil(G * font * 1.4), Math.min(byH, 44 * k * G))));
+  const nb = Math.max(1, big.length), bigGap = 2 * gap, fit = fitRoom(g);
+  // the large maps' side with thumbnails of side t in `cols` columns, above them or beside
+  const plan = (t, cols, beside) => {
+    // (+ 4 px: the selected head's frame, 3 px outside its thumbnail)
+    const blockH = Math.ceil(Hn / cols) * (t + titleH + gap), blockW = cols * (t + gap) - gap + 4;
+    const byW = Math.floor((W - room - (nb - 1) * bigGap - (beside ? blockW + 2 * gap : 0)) / nb);
+    const byH = Math.floor(fit - titleH - room - (beside ? 0 : blockH + gap + legendH));
+    if ((blockW > W && cols > 1) || (beside && blockH + legendH > fit)) return null;
+    return { t, cols, beside, blockH, byW, size: Math.min(byW, byH, Math.round(44 * k * G)) };
+  };
+  let best = null;
+  for (const t of [72, 60, 48].map((v) => Math.round(v * k))) {
+    for (const beside of [false, true]) {
+      for (let cols = Hn; cols >= 1; cols--) {
+        const p = plan(t, cols, beside);
+        if (p && (!best || p.size > best.size)) best = p;
+      }
+    }
+    if (best && best.size >= 1.2 * G * font) break;  // labels with room between them: enough
+  }
+  // a label's cell is 0.85 of its font at least (drawLabels labels every token), within the width
+  const size = Math.max(40, Math.min(best.byW, Math.max(best.size, Math.ceil(G * font * 0.85))));
+  const x0 = best.beside ? room + nb * size + (nb - 1) * bigGap + 2 * gap : 0, top = best.beside ? 0 : best.blockH + gap;
+  const maps = tiles(Hn, best.cols, best.t, { room: x0, titleH, gap })
+    .map((m) => ({ ...m, left: false, bottom: false, thumb: true }));
   big.forEach((i, j) => maps.push({ i, x: room + j * (size + bigGap), y: top + titleH, size,
     left: j === 0, bottom: true }));
   const h = top + titleH + size + room;
-  const legend = { x: room, y: h + 6 * k, w: 220 * k, h: 14 * k };
-  return { maps, font, titleH, room, W, H: h + legendH, legend, G,
+  const legend = best.beside
+    ? { x: x0, y: best.blockH + 6 * k, w: Math.max(60, Math.min(220 * k, W - x0 - legendText - font)), h: 14 * k }
+    : { x: room, y: h + 6 * k, w: 220 * k, h: 14 * k };
+  return { maps, font, titleH, room, W, H: Math.max(h, legend.y - 6 * k) + legendH, legend, G,
     px: { font, title: font, number: font, titleMin: font } };
 }
 

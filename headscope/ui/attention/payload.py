@@ -1,7 +1,7 @@
 """What the attention component is sent: a small JSON dict whose maps travel as base64 binary
 (never nested lists, which are slow to serialise on the server and large on the wire). numpy in,
-plain dicts out; no Streamlit. `unpack` and `unpack_lines` are the Python mirror of the
-browser's decoder (core.js), for the tests.
+plain dicts out; no Streamlit. The browser decodes them (core.js `decode`); the tests read them
+with testkit.payloads, checked against the same hand-made bytes as core.js.
 
 Two payloads here, one per view family (shape letters: L layers, H heads, G shown tokens); the
 Explorer's (every layer at once) is explorer_payload.py's:
@@ -45,24 +45,6 @@ def pack(arr, dtype: str = "f4", tril: bool = False) -> dict:
     out = dict(dtype=dtype, shape=list(a.shape),
                b64=base64.b64encode(np.ascontiguousarray(raw).tobytes()).decode("ascii"))
     return dict(out, tril=True) if tril else out
-
-
-def unpack(d: dict) -> np.ndarray:
-    """The inverse of pack (levels back to weights), as the browser decodes it."""
-    raw = np.frombuffer(base64.b64decode(d["b64"]), dtype="<" + d["dtype"])
-    out = raw.astype(np.float32)
-    if d["dtype"] == "u2":
-        out = out / U2
-    elif d["dtype"] == "u1":
-        out = out / 255
-    elif d["dtype"] != "f4":
-        out = raw.astype(np.int64)
-    if d.get("tril"):  # the lower triangles back in place, zeros above
-        shape = d["shape"]
-        full = np.zeros(shape, dtype=out.dtype)
-        full[..., *np.tril_indices(shape[-1])] = out.reshape(*shape[:-2], -1)
-        return full
-    return out.reshape(d["shape"])
 
 
 def _common(labels, special, scale, segments=None) -> dict:
@@ -157,20 +139,3 @@ def lines_payload(att, labels, special, segments=None, view=None, scale=1.0,
                 state=dict(view or {}),
                 maskable=None if maskable is None else [bool(m) for m in maskable],
                 **_common(labels, special, scale, segments))
-
-
-def unpack_lines(p: dict) -> dict:
-    """{(layer, head): (q, k, w)} from a lines payload: the browser's reading of it."""
-    q, k, w, off = (unpack(p[x]) for x in ("q", "k", "w", "offsets"))
-    out = {}
-    for i in range(p["layers"] * p["heads"]):
-        s = slice(off[i], off[i + 1])
-        out[divmod(i, p["heads"])] = (q[s], k[s], w[s])
-    return out
-
-
-def payload_bytes(p: dict) -> int:
-    """The payload's size as JSON text (what travels to the browser, give or take)."""
-    import json
-
-    return len(json.dumps(p))

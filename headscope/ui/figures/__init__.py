@@ -2,14 +2,16 @@
 family; every builder passes user text through labels.label (the one escaper).
 
     from headscope.ui import figures
-    figures.heatmap(weights, tokens, title="layer 2, head 10")
+    figures.atlas_figure(att, tokens, pattern_labels)   # every head as a thumbnail
+
+The attention maps themselves (the Explorer, the head and model views) are drawn in the browser
+by the attention component (headscope.ui.attention), not by plotly.
 """
 
 from . import (
     charts,
     focus,
     head_grids,
-    maps,
     matrices,
     next_word,
     one_head_r2,
@@ -18,7 +20,7 @@ from . import (
     syntax,
     tiles,
 )
-from .base import HOVER, for_projector
+from .base import for_projector
 from .charts import (
     cost_figure,
     curves_figure,
@@ -27,7 +29,7 @@ from .charts import (
     pruning_curve_figure,
     token_change_figure,
 )
-from .focus import focus_bars, focus_grid, token_colors
+from .focus import focus_grid, token_colors
 from .head_grids import (
     diff_grid_figure,
     importance_figure,
@@ -36,7 +38,6 @@ from .head_grids import (
     mask_importance_figure,
     metric_grid_figure,
 )
-from .maps import heatmap
 from .matrices import (
     lab_maps_figure,
     matrix_figure,
@@ -50,19 +51,19 @@ from .syntax import arcs_figure, relation_matrix_figure
 from .tiles import atlas_figure, rollout_figure, side_by_side_figure
 
 # Every figure builder, found in the view modules (for the tests that check them all): their
-# public functions, less token_colors and key_segments (colours and numbers, not figures)
+# public functions, less token_colors (colours, not a figure)
 BUILDERS = tuple(
-    fn for module in (maps, focus, head_grids, tiles, charts, matrices, syntax, qk, one_head_r2,
+    fn for module in (focus, head_grids, tiles, charts, matrices, syntax, qk, one_head_r2,
                    next_word, sinks)
     for name, fn in vars(module).items()
-    if callable(fn) and not name.startswith("_") and name not in ("token_colors", "key_segments")
+    if callable(fn) and not name.startswith("_") and name != "token_colors"
     and getattr(fn, "__module__", "") == module.__name__)
 
-__all__ = ["HOVER", "for_projector", "BUILDERS", "token_colors", "cost_figure", "curves_figure",
-           "prediction_bars", "pruning_curve_figure", "token_change_figure", "focus_bars",
-           "focus_grid", "diff_grid_figure", "importance_figure", "map_change_figure",
-           "mask_change_figure", "mask_importance_figure", "metric_grid_figure",
-           "heatmap", "lab_maps_figure", "matrix_figure", "neuron_figure", "similarity_figure",
-           "slices_figure", "atlas_figure", "rollout_figure", "side_by_side_figure",
-           "norm_shares_figure", "qk_scatter_figure", "token_attention_figure", "arcs_figure",
-           "relation_matrix_figure", "one_head_bars", "heads_curve"]
+__all__ = ["for_projector", "BUILDERS", "token_colors", "cost_figure", "curves_figure",
+           "prediction_bars", "pruning_curve_figure", "token_change_figure", "focus_grid",
+           "diff_grid_figure", "importance_figure", "map_change_figure", "mask_change_figure",
+           "mask_importance_figure", "metric_grid_figure", "lab_maps_figure", "matrix_figure",
+           "neuron_figure", "similarity_figure", "slices_figure", "atlas_figure", "rollout_figure",
+           "side_by_side_figure", "norm_shares_figure", "qk_scatter_figure",
+           "token_attention_figure", "arcs_figure", "relation_matrix_figure", "one_head_bars",
+           "heads_curve"]

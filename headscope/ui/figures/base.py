@@ -1,44 +1,16 @@
 """What every figure builder shares: plain-dict figures without run-time validation, titles,
-the colour axis, tick spacing, and the projector copy of any figure.
+and the projector copy of any figure.
 
 Figures are written as plain dicts, not through make_subplots and add_trace, which cost a
 rerun far more on a many-map grid. The Explorer's builders also skip plotly's validation
 (figure()); the tests validate their output.
 """
 
-import numpy as np
 import plotly.graph_objects as go
 
-from ..labels import plain_label
-from ..style import COLORSCALE, FONT, PRESENT_MIN_PX
+from ..style import FONT, PRESENT_MIN_PX
 
-HOVER = "%{y} → %{x}: %{z:.3f}<extra></extra>"  # query → key: weight
 HOVER_CELLS = 60_000  # above this many cells a figure gets no per-cell hover text (page weight)
-
-
-def heatmap_trace(z, ticks, hover=HOVER, axes=("x", "y"), **kw) -> dict:
-    z = np.asarray(z, dtype=np.float32)  # float32: half the bytes of float64 on the wire
-    return dict(type="heatmap", z=z, x=ticks, y=ticks, xaxis=axes[0], yaxis=axes[1],
-                coloraxis="coloraxis", hovertemplate=hover, **kw)
-
-
-def ticks_of(ticks, size=12) -> dict:
-    """Every token labelled while that stays legible (plotly skips labels on its own beyond)."""
-    if len(ticks) <= 48:
-        return dict(tickmode="array", tickvals=ticks, tickfont=dict(size=size))
-    return dict(tickfont=dict(size=size))
-
-
-def label_room(ticks, size) -> int:
-    """Pixels for the longest tick label: a fixed margin instead of plotly's automargin, which
-    lays a figure out again and again in the browser (slower on every rerun)."""
-    longest = max((len(plain_label(t)) for t in ticks), default=1)
-    return int(12 + 0.62 * size * min(longest, 24))
-
-
-def coloraxis(zmax=1.0, title="weight", show=True) -> dict:
-    return dict(colorscale=COLORSCALE, cmin=0.0, cmax=zmax, showscale=show,
-                colorbar=dict(title=dict(text=title), thickness=10, len=0.6))
 
 
 def figure(data, layout) -> go.Figure:

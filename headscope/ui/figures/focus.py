@@ -1,5 +1,5 @@
-"""Where one focus token attends: its top key in every head of every layer (a grid), and how
-each head of one layer splits its attention over the keys (stacked bars).
+"""Where one focus token attends: its top key in every head of every layer (a grid; Two
+readings). The Explorer draws its focus grid and bars in the browser (attention/explore.js).
 
 Shape letters: L layers, H heads, T tokens.
 """
@@ -10,12 +10,13 @@ from mha_core.heads import head_labels, layer_names
 
 from ..labels import label
 from ..labels import labels as labels_of
-from ..style import FONT, OTHER_COLOR, PALETTE, SPECIAL_COLOR, SPECIAL_COLORS
+from ..style import FONT, PALETTE, SPECIAL_COLOR, SPECIAL_COLORS
 from .base import centred_title, figure
 
 
 def token_colors(labels, special, words: dict | None = None) -> list:
-    """One colour per token, shared by focus grid and bars: the same word (any case) gets the
+    """One colour per token of a focus grid (the browser's tokenColors follows the same rule,
+    tests/unit/test_explore_js.py): the same word (any case) gets the
     same colour wherever it occurs; [CLS] and [SEP] get two distinct greys. words: a colour
     index per lower-cased word shared by several figures (two sentences: a word keeps its
     colour in both); words it lacks are added in order of first occurrence."""
@@ -65,50 +66,3 @@ def focus_grid(top, weight, labels, special, focus_label, height=None, title=Non
         xaxis=dict(type="category", fixedrange=True),
         yaxis=dict(autorange="reversed", type="category", fixedrange=True))
     return figure([trace], layout)
-
-
-def key_segments(rows, labels, special, min_weight=0.05) -> list:
-    """How each head of one layer splits one token's attention over the keys: a list of
-    (name, colour, values (H,)), one per word (a word that occurs twice is one target, its
-    weights added, in one colour), in sentence order; words under min_weight in every head join
-    a last (None, OTHER_COLOR, rest): "other keys". rows: (H, T). Names are raw tokens."""
-    rows = np.asarray(rows, dtype=np.float32)  # (H, T)
-    colors = token_colors(labels, special)
-    groups = {}  # word (any case; special tokens by name) -> its positions, in sentence order
-    for t, word in enumerate(labels):
-        groups.setdefault(str(word).lower(), []).append(t)
-    out, shown = [], np.zeros(rows.shape[0], dtype=np.float32)
-    for positions in groups.values():
-        y = rows[:, positions].sum(axis=1)  # (H,)
-        if y.max() < min_weight:
-            continue
-        shown += y
-        out.append((str(labels[positions[0]]), colors[positions[0]], y))
-    if len(out) < len(groups):
-        out.append((None, OTHER_COLOR, rows.sum(axis=1) - shown))  # (H,)
-    return out
-
-
-def focus_bars(rows, labels, special, focus_label, layer, min_weight=0.05, height=340,
-               value="weight"):
-    """One layer, one query token: for each head a stacked bar of how its attention (summing to
-    1) splits over the keys (key_segments). rows: (H, T); layer: its 0-based index (labels count
-    from 1, as everywhere on the pages). Words under min_weight in every head join "other".
-    value: what the rows are (the y axis title), e.g. "share of ‖αf‖" for norm-weighted rows."""
-    H = np.asarray(rows).shape[0]
-    heads = head_labels(H)
-    data = []
-    for name, color, y in key_segments(rows, labels, special, min_weight):
-        other = name is None
-        data.append(dict(type="bar", x=heads, y=y, name="other" if other else label(name),
-                         marker_color=color,
-                         hovertemplate="%{x}: other keys %{y:.3f}<extra></extra>" if other else
-                         "%{x} → %{fullData.name}: %{y:.3f}<extra></extra>"))
-    layout = dict(
-        barmode="stack", height=height, font=FONT, margin=dict(l=60, r=10, t=50, b=30),
-        title=centred_title(f"Layer {layer + 1}: where “{label(focus_label)}” attends, per "
-                            "head"),
-        xaxis=dict(fixedrange=True), yaxis=dict(range=[0, 1], title=dict(text=value),
-                                                fixedrange=True),
-        legend=dict(title=dict(text="key"), traceorder="normal"))
-    return figure(data, layout)

@@ -318,31 +318,52 @@ function fitLayout(g, W, o) {
 }
 
 // Presentation mode (data.present with data.fit), designed for reading from the back of a room: the heads
-// as clickable thumbnails in a row (titles only), and below them the enlarged head and the
-// extra maps (summed head, mean) large, every token labelled. Text is PRESENT_PX CSS px at a
-// 1280 px wide window and grows with the window (projectorFactor).
+// as clickable thumbnails (titles only), and the enlarged head and the extra maps (summed head,
+// mean) large, every token labelled, all of it on the first screen (fitRoom). The thumbnails go
+// above the large maps or in a block right of them, whichever leaves the large maps bigger; they
+// shrink (72, 60, 48 px at 1280) only while the large maps would give a label less than 1.2
+// lines of its own. Text is PRESENT_PX CSS px at a 1280 px wide window and grows with the window
+// (projectorFactor).
 function presentLayout(g, W) {
   const d = g.data, G = d.tokens.length, M = g.count, Hn = d.heads, k = projectorFactor();
   const font = PRESENT_PX * k, titleH = Math.round(font * 1.5), gap = Math.round(12 * k);
   const legendH = Math.round(font * 2.6) + blockedRoom(d, font);
-  const room = labelRoom(g.main.getContext("2d"), g.labels, font, 170 * k);
-  const cols = Math.min(Hn, 12), rows = Math.ceil(Hn / cols);
-  const thumb = Math.max(30, Math.min(Math.round(72 * k), Math.floor((W - (cols - 1) * gap) / cols)));
-  const maps = tiles(Hn, cols, thumb, { room: 0, titleH, gap }).map((m) => ({ ...m, left: false, bottom: false, thumb: true }));
-  const top = rows * (thumb + titleH + gap) + gap;
+  const ctx = g.main.getContext("2d");
+  const room = labelRoom(ctx, g.labels, font, 170 * k), legendText = ctx.measureText(d.legend || "").width;
   const big = (d.selected === null || d.selected === undefined ? [] : [d.selected]);
   for (let j = Hn; j < M; j++) big.push(j);
-  const nb = Math.max(1, big.length), bigGap = 2 * gap;
-  const byW = Math.floor((W - room - (nb - 1) * bigGap) / nb);
-  const byH = Math.floor(fitRoom(g) - top - titleH - room - legendH);
-  // each label gets a cell of 1.4 times its font at least (labels never touch); larger when
-  // the first screen has the room, up to the width
-  const size = Math.max(40, Math.min(byW, Math.max(Math.ceil(G * font * 1.4), Math.min(byH, 44 * k * G))));
+  const nb = Math.max(1, big.length), bigGap = 2 * gap, fit = fitRoom(g);
+  // the large maps' side with thumbnails of side t in `cols` columns, above them or beside
+  const plan = (t, cols, beside) => {
+    // (+ 4 px: the selected head's frame, 3 px outside its thumbnail)
+    const blockH = Math.ceil(Hn / cols) * (t + titleH + gap), blockW = cols * (t + gap) - gap + 4;
+    const byW = Math.floor((W - room - (nb - 1) * bigGap - (beside ? blockW + 2 * gap : 0)) / nb);
+    const byH = Math.floor(fit - titleH - room - (beside ? 0 : blockH + gap + legendH));
+    if ((blockW > W && cols > 1) || (beside && blockH + legendH > fit)) return null;
+    return { t, cols, beside, blockH, byW, size: Math.min(byW, byH, Math.round(44 * k * G)) };
+  };
+  let best = null;
+  for (const t of [72, 60, 48].map((v) => Math.round(v * k))) {
+    for (const beside of [false, true]) {
+      for (let cols = Hn; cols >= 1; cols--) {
+        const p = plan(t, cols, beside);
+        if (p && (!best || p.size > best.size)) best = p;
+      }
+    }
+    if (best && best.size >= 1.2 * G * font) break;  // labels with room between them: enough
+  }
+  // a label's cell is 0.85 of its font at least (drawLabels labels every token), within the width
+  const size = Math.max(40, Math.min(best.byW, Math.max(best.size, Math.ceil(G * font * 0.85))));
+  const x0 = best.beside ? room + nb * size + (nb - 1) * bigGap + 2 * gap : 0, top = best.beside ? 0 : best.blockH + gap;
+  const maps = tiles(Hn, best.cols, best.t, { room: x0, titleH, gap })
+    .map((m) => ({ ...m, left: false, bottom: false, thumb: true }));
   big.forEach((i, j) => maps.push({ i, x: room + j * (size + bigGap), y: top + titleH, size,
     left: j === 0, bottom: true }));
   const h = top + titleH + size + room;
-  const legend = { x: room, y: h + 6 * k, w: 220 * k, h: 14 * k };
-  return { maps, font, titleH, room, W, H: h + legendH, legend, G,
+  const legend = best.beside
+    ? { x: x0, y: best.blockH + 6 * k, w: Math.max(60, Math.min(220 * k, W - x0 - legendText - font)), h: 14 * k }
+    : { x: room, y: h + 6 * k, w: 220 * k, h: 14 * k };
+  return { maps, font, titleH, room, W, H: Math.max(h, legend.y - 6 * k) + legendH, legend, G,
     px: { font, title: font, number: font, titleMin: font } };
 }
 
@@ -1239,8 +1260,8 @@ function renderBars(b) {
 // The Explorer's numbers, derived in the browser from every layer's token-level maps (Python:
 // explorer_payload.py): the view the switches choose (whole words, hidden [CLS]/[SEP], by norm),
 // the mean of the heads, entropies, the default head, the rows of one or several focus tokens, the
-// bars' segments and the summed head's summary. The mirror of mha_core.shown and mha_core.metrics
-// (tests/unit/test_explore_js.py runs both on the same maps). No DOM here.
+// bars' segments and the summed head's summary. These live only here: tests/unit/test_explore_js.py
+// checks them against numpy on the model's own maps and transformers' projections. No DOM here.
 
 // The decoded payload: maps (L', H + 1, T, T) with the summed head last, norm shares (L', H, T, T),
 // their row sums (L', H, T); long texts: the focus tokens' rows in every layer (frows*)
@@ -1265,7 +1286,8 @@ function decodeRows(d, name) {
 
 // The shown labels for the switches: groups of token positions, their labels and flags, and for
 // each the token a click masks. Whole words merge pieces (Clark et al. 2019); hiding drops the
-// groups that are all special (unless nothing would be left), as mha_core.shown.explorer_view.
+// groups that are all special (unless nothing would be left), as mha_core.shown.explorer_view
+// does for the pages that draw on the server (Head view, Two readings).
 function shownView(d, words, hide) {
   const T = d.tokens.length;
   let groups = words ? d.groups : [...Array(T).keys()].map((t) => [t]);
@@ -1366,8 +1388,9 @@ function entropyOf(maps, off, G) {
   return tot / G;
 }
 
-// metrics.word_focus: per head, the mean over word queries of the largest weight a word puts on
-// another word (not itself, not special, not punctuation); the default enlarged head is its argmax
+// The default head's word focus: per head, the mean over word queries of the largest weight a
+// word puts on another word (not itself, not special, not punctuation); the default enlarged head
+// is its argmax
 function wordFocus(lm, sv, H) {
   const G = sv.G, n = G * G, isWord = sv.labels.map((_, i) => !(sv.special[i] || sv.punct[i]));
   const nw = isWord.filter(Boolean).length;
@@ -1419,7 +1442,7 @@ function topKeys(rows, L, H, G) {
   return { top, weight };
 }
 
-// figures.focus.token_colors: one colour per shown token, a word (any case) the same everywhere
+// One colour per shown token, a word (any case) the same everywhere (as figures.focus.token_colors)
 function tokenColors(d, labels, special) {
   const words = new Map();
   return labels.map((t, i) => {
@@ -1430,7 +1453,7 @@ function tokenColors(d, labels, special) {
   });
 }
 
-// figures.focus.key_segments: one layer's focus rows (H, G) split by word (a word found twice is
+// The bars' segments: one layer's focus rows (H, G) split by word (a word found twice is
 // one target), in sentence order; words under minWeight in every head join "other keys" (null)
 function keySegments(d, rows, sv, colors, minWeight = 0.05) {
   const H = rows.length / sv.G, G = sv.G, groups = new Map();
@@ -1451,7 +1474,7 @@ function keySegments(d, rows, sv, colors, minWeight = 0.05) {
   return segs;
 }
 
-// metrics.map_summary of the G x G map at maps[off..]: entropy, the key with the most weight on
+// The caption's summary of the G x G map at maps[off..]: entropy, the key with the most weight on
 // average (top, top_share), the mean weight on the previous token, itself and the next token
 function mapSummary(maps, off, G) {
   const perKey = new Float32Array(G);
@@ -1548,7 +1571,7 @@ function exPartEvent(x, name, kind, value) {
 }
 
 // New data from the server: a new sentence, model or imposed view. The view the reader made is
-// kept (the focus by its token, as link.kept_focus) unless the server imposes one (a link or an
+// kept (the focus by its token: keptFocus) unless the server imposes one (a link or an
 // example: data.impose with a new seq).
 function renderExplorer(x) {
   const d = x.data, old = x.view, prevLabels = x.sv ? x.sv.labels : null;
@@ -1586,8 +1609,8 @@ function exFromAddress(d) {
   return v;
 }
 
-// link.kept_focus for each focus token: the same position while it holds the same token, else
-// the token's first occurrence; tokens not found are dropped
+// The focus kept across a new sentence, token by token: the same position while it holds the
+// same token, else the token's first occurrence; tokens not found are dropped
 function keptFocus(focus, before, labels) {
   const out = [];
   for (const f of focus) {
