@@ -232,17 +232,18 @@ def test_enlarged_head_and_focus_bars_read_the_models_weights_and_save_figures(
         f"with → saw: {float(att[4, q, k]):.3f}"
 
     keys = json.loads(host(page, "ex_focus_bars").get_attribute("data-keys"))
-    g = json.loads(host(page, "ex_focus_bars").get_attribute("data-geometry"))
     assert "saw" in keys and keys[-1] is None  # one segment per key word, "other" last
     below = sum(float(att[3, q, res.tokens.index(w)]) for w in keys[:keys.index("saw")] if w)
     share = float(att[3, q, k])  # head 4: the middle of its "saw" segment
     canvas = page.locator(".st-key-ex_focus_bars canvas.hs-main")
 
-    def middle_of_segment():  # head 4's "saw" segment, where the canvas is now
+    def middle_of_segment():  # head 4's "saw" segment, where the canvas and its bars are now
         canvas.scroll_into_view_if_needed()
-        box = canvas.bounding_box()
-        return (box["x"] + g["left"] + 3.5 * g["slot"],
-                box["y"] + g["top"] + g["h"] * (1 - below - share / 2))
+        box = canvas.bounding_box()  # the geometry too: a late relayout (a scrollbar) moves it
+        g = json.loads(host(page, "ex_focus_bars").get_attribute("data-geometry"))
+        k = box["width"] / g["W"]  # the canvas as shown, if the page narrowed it since drawn
+        return (box["x"] + k * (g["left"] + 3.5 * g["slot"]),
+                box["y"] + k * (g["top"] + g["h"] * (1 - below - share / 2)))
 
     hover_until(page, "ex_focus_bars", middle_of_segment, f"3:{keys.index('saw')}")
     tip = page.locator(".st-key-ex_focus_bars .hs-tip-text")

@@ -57,8 +57,13 @@ def test_next_word_then_sinks_on_the_bundled_decoder(app_url, page):
     submit(page)
     strip = page.locator(".st-key-nw_strip")
     strip.get_by_text(re.compile(r"^Paris 0\.\d\d$")).wait_for(timeout=60_000)  # its first choice
-    rows = strip.locator(".ytick text").all_text_contents()
-    assert sorted(rows) == sorted(["The", "capital", "of", "France", "is"])  # in any DOM order
+    # the rows are the new sentence's alone once the run is over (until then Streamlit may keep
+    # the old sentence's strip beside the new one)
+    page.wait_for_function(
+        "(want) => { const rows = [...document.querySelectorAll('.st-key-nw_strip .ytick text')]"
+        ".map((t) => t.textContent).sort();"
+        " return JSON.stringify(rows) === JSON.stringify(want); }",
+        arg=sorted(["The", "capital", "of", "France", "is"]), timeout=60_000)
     title = page.locator(".st-key-nw_heads_logit .gtitle")
     title.wait_for(timeout=60_000)
     page.wait_for_function("() => document.querySelector('.st-key-nw_heads_logit .gtitle')"

@@ -1254,7 +1254,7 @@ function renderBars(b) {
   b.tip.hidden = true;
   const g = b.layout;
   b.host.dataset.keys = JSON.stringify(b.data.names);
-  b.host.dataset.geometry = JSON.stringify({ left: g.left, top: g.top, slot: g.slot, h: g.plotH });
+  b.host.dataset.geometry = JSON.stringify({ left: g.left, top: g.top, slot: g.slot, h: g.plotH, W: g.W });
 }
 
 // The Explorer's numbers, derived in the browser from every layer's token-level maps (Python:
