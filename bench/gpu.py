@@ -49,6 +49,18 @@ def timed(fn, device) -> float:
     return time.perf_counter() - t0
 
 
+def interleaved(mine, theirs, device, reps) -> tuple:
+    """reps timings of each, alternating which goes first: (ours, theirs, ratios) in seconds."""
+    a, b, r = [], [], []
+    for i in range(reps):
+        x, y = ((timed(mine, device), timed(theirs, device)) if i % 2 else
+                reversed((timed(theirs, device), timed(mine, device))))
+        a.append(x)
+        b.append(y)
+        r.append(x / y)
+    return a, b, r
+
+
 def keep_output(outs, module, inputs, output):
     outs.append(output)
 
@@ -119,13 +131,7 @@ def speed(device, shapes, batches, lengths, reps):
                 with torch.inference_mode():
                     for _ in range(3):
                         mine(), theirs()
-                    a, b, r = [], [], []
-                    for i in range(reps):
-                        x, y = ((timed(mine, device), timed(theirs, device)) if i % 2 else
-                                reversed((timed(theirs, device), timed(mine, device))))
-                        a.append(x)
-                        b.append(y)
-                        r.append(x / y)
+                    a, b, r = interleaved(mine, theirs, device, reps)
                 print(f"{label:<12}{B:>4}{T:>6}{1e3 * statistics.median(a):>10.2f}"
                       f"{1e3 * statistics.median(b):>11.2f}{statistics.median(r):>8.3f}")
         ours = hf = mine = theirs = None  # free the shape's weights before the next
@@ -190,13 +196,7 @@ def decoder(device, lengths, reps):
             (out, logits), ref = mine(), theirs()
             maps = max(float((a - b).abs().max()) for a, b in zip(out.attentions, ref.attentions))
             dl = float((logits - ref.logits).abs().max())
-            a, b, r = [], [], []
-            for i in range(reps):
-                x, y = ((timed(mine, device), timed(theirs, device)) if i % 2 else
-                        reversed((timed(theirs, device), timed(mine, device))))
-                a.append(x)
-                b.append(y)
-                r.append(x / y)
+            a, b, r = interleaved(mine, theirs, device, reps)
         print(f"{T:>6}{maps:>10.1e}{dl:>10.1e}{1e3 * statistics.median(a):>10.2f}"
               f"{1e3 * statistics.median(b):>11.2f}{statistics.median(r):>8.3f}")
 

@@ -63,6 +63,7 @@ def decoder_specs() -> dict:
                                 tie_word_embeddings=True, attention_bias=True)),
         "llama3-rope": ("LlamaConfig", "LlamaForCausalLM",  # a long, a middle and short waves
                         dict(DECODER, num_key_value_heads=1, tie_word_embeddings=True,
+                             max_position_embeddings=128,  # above the original context
                              rope_parameters=dict(rope_type="llama3", rope_theta=10000.0,
                                                   factor=8.0, low_freq_factor=1.0,
                                                   high_freq_factor=4.0,
