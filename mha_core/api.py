@@ -299,13 +299,18 @@ class Model:
                              f"as load_model('bundled-decoder')")
 
     @torch.inference_mode()
-    def next_word_probabilities(self, enc: Encoded, head_mask=None) -> torch.Tensor:
+    def next_word_probabilities(self, enc: Encoded, head_mask=None,
+                                positions=None) -> torch.Tensor:
         """A decoder's distribution over the next token after every position of enc: (T, V),
-        row t being p(token t+1 | tokens 0..t). ValueError for an encoder."""
+        row t being p(token t+1 | tokens 0..t); with `positions` (a list of indices), those
+        rows alone (P, V): the next-word head runs only there. ValueError for an encoder."""
         self.require_lm_head()
         out = self.model(**self.one_input(enc, self.check_head_mask(head_mask)),
                          output_attentions=False)
-        return self.model.lm_logits(out.last_hidden_state[0]).softmax(dim=-1).cpu()  # (T, V)
+        hidden = out.last_hidden_state[0]  # (T, D)
+        if positions is not None:
+            hidden = hidden[list(positions)]  # (P, D)
+        return self.model.lm_logits(hidden).softmax(dim=-1).cpu()  # (T | P, V)
 
     def next_word(self, text: str, top_k: int = 5, head_mask=None) -> list:
         """What a decoder expects after each token of the text: one list per token, in order, of

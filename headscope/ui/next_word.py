@@ -15,7 +15,7 @@ from . import models
 
 TOP_K = 5
 # The page reads at most this many tokens: each position's distribution over the vocabulary is
-# V floats (49,152 for SmolLM2: 192 KB a token), held twice when heads are switched off
+# V floats (49,152 for SmolLM2: 192 KB a token), for every token in the strip
 MAX_TOKENS = 256
 DECODER = models.BUNDLED_DECODER  # the bundled decoder's name in the model list
 
@@ -66,8 +66,8 @@ def switched(name: str, text: str, position: int, off: tuple, top_k: int = TOP_K
     bert = models.bert_or_raise(name)
     enc = _encoded(bert, text)
     with models.long_here(bert, text, None, "Running this long text with heads off"):
-        before = bert.next_word_probabilities(enc)[position]  # (V,)
-        after = bert.next_word_probabilities(enc, _mask(bert, off))[position]  # (V,)
+        before = bert.next_word_probabilities(enc, positions=[position])[0]  # (V,)
+        after = bert.next_word_probabilities(enc, _mask(bert, off), [position])[0]  # (V,)
     ids = [*before.topk(top_k).indices.tolist(), *after.topk(top_k).indices.tolist()]
     if position + 1 < len(enc.input_ids):
         ids.append(int(enc.input_ids[position + 1]))

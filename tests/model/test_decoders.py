@@ -64,6 +64,8 @@ def test_next_word_is_transformers_softmax(saved, name):
         probs = hf(input_ids=enc.input_ids[None]).logits[0].softmax(-1)  # (T, V)
     got = model.next_word(TEXT, top_k=3)
     assert len(got) == len(enc.tokens)
+    some = model.next_word_probabilities(enc, positions=[2, 4])  # those rows alone
+    torch.testing.assert_close(some, probs[[2, 4]], atol=1e-5, rtol=0)
     for t, row in enumerate(got):
         top = probs[t].topk(3)
         assert [tok for tok, _ in row] == model.tokenizer.convert_ids_to_tokens(
