@@ -1,4 +1,4 @@
-"""Decoders in the app (issue 37), on tiny random Llama and GPT-2 checkpoints offered through
+"""Decoders in the app, on tiny random Llama and GPT-2 checkpoints offered through
 HEADSCOPE_MODELS: every page opens with no exception and no error, even with a second sentence
 typed (a decoder reads one text: the sidebar says so and the pages leave it out); the Explorer
 tells its component that the maps are causal and offers no click-to-mask; the pages that mask a

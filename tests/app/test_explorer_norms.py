@@ -143,7 +143,7 @@ def test_a_link_s_switch_is_imposed_once_and_kept_in_a_new_session(bundled):
 
 
 def test_one_forward_pass_gives_a_sentences_maps_and_value_norms(monkeypatch):
-    """Issue 38: the maps, the summed head and the value norms the Explorer sends come from one
+    """The maps, the summed head and the value norms the Explorer sends come from one
     run of the model per sentence (the forward cache's "v"), not a second pass for the norms."""
     from headscope.ui import explorer_cache, models
     from mha_core.encoder import Encoder

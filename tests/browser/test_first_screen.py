@@ -1,4 +1,4 @@
-"""The maps in the first screen (issue 38, item 7), measured in Debian's chromium:
+"""The maps in the first screen, measured in Debian's chromium:
 
 - a first visit at 1280×720 (no link parameters: the start card shown) has the Explorer's heads on
   the first screen under the card: its grid starts there, and its first row of maps ends there;

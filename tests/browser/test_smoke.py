@@ -40,7 +40,7 @@ def test_the_server_serves_the_attention_component_files(app_url, page):
 
 def test_streamlit_run_app_py_draws_the_explorer(tmp_path, page):
     """`streamlit run app.py` from the checkout, Streamlit's convention and what hosted Streamlit
-    runs, is the app: the checkout's app.py runs the frame (issue 38)."""
+    runs, is the app: the checkout's app.py runs the frame."""
     from testkit.browser import wait_for_explorer
     from testkit.server import ROOT, start_app, stop_app
 

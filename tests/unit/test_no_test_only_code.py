@@ -1,5 +1,5 @@
 """Every function, class and method of the production code (mha_core/, headscope/, pages/,
-app.py) is reached from production code, not only from tests/ and testkit/ (issue 38: a
+app.py) is reached from production code, not only from tests/ and testkit/ (a
 computation lives once, in the browser for the live view or in Python where Python needs it; a
 copy kept so that a test can compare two of our own implementations is a second owner, and the
 test computes its reference itself). A test's helper or reference belongs in the test or in
