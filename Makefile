@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 PORT ?= 8501
 WORKERS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: run serve test test-fast lint bench clean requirements component
+.PHONY: run serve test test-fast lint bench clean requirements
 
 $(PY):
 	$(PYTHON) -m venv $(VENV) || { rm -rf $(VENV); echo "venv failed: install python3-venv"; exit 1; }
@@ -66,11 +66,6 @@ test-fast: $(VENV)/.dev lint
 # fails when they differ). The app itself also installs as a package: pip install . (headscope run).
 requirements:
 	$(PYTHON) -m testkit.requirements
-
-# The attention component's served files (headscope/ui/attention/served/), after a change to its
-# .js or .css files
-component: $(VENV)/.runtime
-	$(PY) -c "from headscope.ui.attention import bundle; print(bundle.write_served())"
 
 bench: $(VENV)/.dev
 	HF_HUB_OFFLINE=1 $(PY) bench/core_vs_transformers.py

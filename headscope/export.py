@@ -33,10 +33,10 @@ PAGE = """<!doctype html>
 <script type="application/json" id="hs-data">{data}</script>
 <script type="module">
 // the anywidget module (drawing core + adapter) imported from a Blob, with a stand-in model
-const {{ module, payload }} = JSON.parse(document.getElementById("hs-data").textContent);
+const {{ module, css, payload }} = JSON.parse(document.getElementById("hs-data").textContent);
 const url = URL.createObjectURL(new Blob([module], {{ type: "text/javascript" }}));
 const mod = await import(url);
-const state = {{ payload, view: {{}} }};
+const state = {{ payload, css, view: {{}} }};
 const model = {{ get: (k) => state[k], set: (k, v) => {{ state[k] = v; }}, on() {{}}, off() {{}},
   save_changes() {{}}, send() {{}} }};
 mod.default.render({{ model, el: document.getElementById("hs-view") }});
@@ -49,7 +49,8 @@ def html(payload: dict) -> str:
     "<", ">" and "&" escaped, so no token can close the script element."""
     from headscope.ui.attention import bundle
 
-    data = json.dumps(dict(module=bundle.anywidget_js(), payload=payload), ensure_ascii=True)
+    data = json.dumps(dict(module=bundle.anywidget_js(), css=bundle.css(), payload=payload),
+                      ensure_ascii=True)
     data = data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
     title = (payload.get("meta") or {}).get("title") or payload.get("view", "attention")
     return PAGE.format(title=_escape(str(title)), data=data)

@@ -36,6 +36,7 @@ class View(anywidget.AnyWidget):
     ({"event": "head"|"token"|"cell", "value": ...})."""
 
     _esm = bundle.anywidget_js()
+    css = traitlets.Unicode(bundle.css()).tag(sync=True)  # for its shadow root (host_anywidget.js)
     payload = traitlets.Dict().tag(sync=True)
     view = traitlets.Dict().tag(sync=True)
 

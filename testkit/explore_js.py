@@ -1,4 +1,4 @@
-"""The Explorer's browser math (headscope/ui/attention/explore.js) run by node on a payload, and
+"""The Explorer's browser math (headscope/ui/attention/js/explore.js) run by node on a payload, and
 an independent numpy reference of the views it shows, for the tests that compare the two: words
 from transformers' tokenizer (its word ids and offsets), Clark et al. 2019's merge, hidden
 [CLS]/[SEP] dropped and rows renormalised, all computed here from the token-level maps that
@@ -12,15 +12,17 @@ from pathlib import Path
 
 import numpy as np
 
-from headscope.ui.attention.component import JS
+from headscope.ui.attention.bundle import streamlit_js
+
+JS = streamlit_js()  # the component's modules as one (bundle.py): every function in one scope
 
 NODE = shutil.which("node")
 
 
 def run_js(data: dict, script: str):
-    """Run `script` after the component's module with `d` the payload (JSON as the page sends
-    it) and `src = exSource(d)`; the script calls out(value) once. Returns that value, parsed.
-    Typed arrays become lists, NaN becomes None."""
+    """Run `script` after the component's modules, joined, with `d` the payload (JSON as the
+    page sends it) and `src = exSource(d)`; the script calls out(value) once. Returns that
+    value, parsed. Typed arrays become lists, NaN becomes None."""
     prelude = (
         "const d = JSON.parse(process.env.EXPLORE_DATA_FILE ? "
         "(await import('node:fs')).readFileSync(process.env.EXPLORE_DATA_FILE, 'utf8') : '{}');\n"

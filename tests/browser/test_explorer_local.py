@@ -1,4 +1,4 @@
-"""The Explorer draws every view change in the browser (headscope/ui/attention/explorer.js): no
+"""The Explorer draws every view change in the browser (headscope/ui/attention/js/explorer.js): no
 websocket message for a layer, head, focus, switch or window change; the address bar and Copy
 link follow the view and a reload restores it; several focus tokens combine as their rows'
 mean (checked against numpy on bert.attend); every control works from the keyboard alone,

@@ -167,12 +167,14 @@ def headscope_run_draws_the_explorer(installed, tmp_path, page):
             arg=[".st-key-ex_grid [data-drawn]", windowed(tokens)], polling="raf",
             timeout=120_000)
         assert page.locator('[data-testid="stException"]').count() == 0
-        # the component's module came from the served folder, not inline
+        # the component's modules came from the wheel's asset folder, not inline
         from headscope.ui.attention import bundle
-        js = next(n for n in bundle.served_files() if n.endswith(".js"))
-        with urllib.request.urlopen(f"{url}/_stcore/bidi-components/headscope.attention/{js}",
-                                    timeout=10) as r:
-            assert r.status == 200
+        fetched = page.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
+        for js in ("host_streamlit.js", "main.js"):
+            module = f"{url}/_stcore/bidi-components/headscope.attention/{js}"
+            assert module in fetched
+            with urllib.request.urlopen(module, timeout=10) as r:
+                assert r.status == 200 and r.read().decode() == bundle.source(js)
     finally:
         proc.terminate()
         try:

@@ -18,9 +18,9 @@ def test_about_opens_with_the_guide(app_url, page):
 
 
 def test_the_server_serves_the_attention_component_files(app_url, page):
-    """The elements name the component's module and CSS by URL, and the browser fetches them:
-    the running server found the package's manifest (headscope/pyproject.toml) and answers
-    with the bundle's own text."""
+    """The elements name the component's entry module and CSS by URL, and the browser fetches
+    them and every module they import, each from its own URL: the running server found the
+    package's manifest (headscope/pyproject.toml) and answers with the modules' own text."""
     from urllib.request import urlopen
 
     from headscope.ui.attention import bundle, component
@@ -29,7 +29,8 @@ def test_the_server_serves_the_attention_component_files(app_url, page):
     page.goto(app_url + "/?text=Hi%20there.")
     wait_for_component(page, "ex_focus_bars", ["[CLS]", "hi", "there", ".", "[SEP]"])
     fetched = page.evaluate("performance.getEntriesByType('resource').map(e => e.name)")
-    for name, text in bundle.served_files().items():
+    for name in (*bundle.CORE, "host_streamlit.js", bundle.CSS_FILE):
+        text = bundle.source(name)
         url = f"{app_url}/_stcore/bidi-components/{component.NAME}/{name}"
         assert url in fetched, (url, [f for f in fetched if "bidi" in f])
         with urlopen(url) as r:

@@ -6,8 +6,10 @@ import json
 import shutil
 import subprocess
 
-from headscope.ui.attention.component import JS
+from headscope.ui.attention.bundle import streamlit_js
 from tests.conftest import require
+
+JS = streamlit_js()  # the component's modules joined into one (bundle.py)
 
 
 def test_the_component_module_parses(tmp_path):
@@ -33,3 +35,21 @@ def test_raw_norms_are_written_as_pythons_3g(tmp_path):
     done = subprocess.run([node, str(module)], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [f"{v:.3g}" for v in values]
+
+
+def test_every_module_links_and_loads_as_an_es_module(tmp_path):
+    """Each module of js/ imported by node as the browser imports it (a module graph, no
+    bundle): an import of a name its module does not export fails at link time, and a module
+    whose top-level code reads a name it neither declares nor imports fails when it runs."""
+    from headscope.ui.attention import bundle
+
+    node = shutil.which("node")
+    require(node is not None, "node is not installed (apt-get install nodejs; .ci/run does)")
+    for name in bundle.MODULES:
+        (tmp_path / name).write_text(bundle.source(name), encoding="utf-8")
+    (tmp_path / "package.json").write_text('{"type": "module"}')  # .js files are modules here
+    script = ("for (const m of process.argv.slice(1)) await import('./' + m);"
+              "console.log('loaded');")
+    done = subprocess.run([node, "--input-type=module", "-e", script, *bundle.MODULES],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "loaded", done.stderr

@@ -1,4 +1,4 @@
-"""The Explorer's browser math (headscope/ui/attention/explore.js, run by node) against an
+"""The Explorer's browser math (headscope/ui/attention/js/explore.js, run by node) against an
 independent reference on the bundled model's payload, computed here with numpy
 (testkit.explore_js): the token-level maps of Model.attend (weights, summed head); the norms
 ||alpha_ij f_h(x_j)|| from transformers' own BertModel (testkit.models.hf_norm_maps); words from

@@ -42,8 +42,6 @@ ALLOWED = {
     "headscope/widgets.py::model_view": "headscope.model_view(res), docs/notebook.md",
     "headscope/widgets.py::View.save_html": "view.save_html(path), docs/notebook.md",
     "headscope/export.py::load_tensor": "reads back save_tensor's files, docs/notebook.md",
-    # build commands: the Makefile's `component` target writes the served JS and CSS
-    "headscope/ui/attention/bundle.py::write_served": "make component",
 }
 
 

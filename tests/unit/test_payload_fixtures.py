@@ -12,9 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from headscope.ui.attention.component import JS
+from headscope.ui.attention.bundle import streamlit_js
 from testkit.payloads import unpack, unpack_lines
 from tests.conftest import require
+
+JS = streamlit_js()  # the component's modules joined into one (bundle.py)
 
 FIXTURES = json.loads((Path(__file__).parents[1] / "fixtures" / "payloads.json").read_text())
 ARRAYS = FIXTURES["arrays"]

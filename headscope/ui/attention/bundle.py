@@ -1,68 +1,81 @@
-"""The attention views' JavaScript, assembled at import time: one drawing core (CORE_FILES, in
-order) and a thin adapter per host, joined into one ES module each. No copy, no npm, no CDN.
+"""The attention views' JavaScript: ES modules in js/, each importing what it uses by name (no npm,
+no CDN). Streamlit serves that folder as it is (headscope/pyproject.toml names it) and the
+browser imports host_streamlit.js, which imports the rest. A notebook widget's module, and the
+standalone HTML page, must be one file: bundle() makes it here, when the package is imported,
+from the same modules. Nothing generated is committed.
 
-    streamlit_js()   core + host_streamlit.js   (component.py mounts it)
-    anywidget_js()   core + host_anywidget.js   (headscope.widgets and the standalone HTML)
+    MODULES               the drawing core's modules in evaluation order, then the hosts
+    bundle("host_anywidget.js")   one module: the core's modules, their import lines dropped and
+                          `export` taken off their declarations, then the host (its own export
+                          default kept); headscope.widgets and headscope.export use it
+    streamlit_js()        the same for host_streamlit.js: what component.py sends inline where
+                          Streamlit found no manifest (AppTest, headscope not installed)
 
-    served/          the Streamlit module and CSS as files named by their content's hash, which
-                     Streamlit serves (headscope/pyproject.toml declares the folder): the
-                     browser fetches them once, not with every rerun. `make component` writes
-                     them after a change to the .js or .css files (a test fails while stale).
+bundle() checks what concatenation could break: every imported name is exported by the module
+named, and no two modules declare the same top-level name.
 
 No Streamlit here: the notebook imports this without it."""
 
-import hashlib
-import json
+import re
 from functools import cache
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-SERVED = HERE / "served"
-CORE_FILES = ("core.js", "causal.js", "grid.js", "gridui.js", "lines.js", "controls.js", "focus.js",
-              "bars.js", "explore.js", "explorer.js", "excontrols.js", "main.js",
-              "figure.js")  # in order: draw(component) is defined in main.js
+JS = Path(__file__).resolve().parent / "js"
+CSS_FILE = "attention.css"
+# The core in an order that evaluates: each module's top-level code reads only what an earlier
+# one declared (functions are called later, when everything is defined). main.js holds draw().
+CORE = ("core.js", "causal.js", "grid.js", "gridui.js", "lines.js", "controls.js", "focus.js",
+        "bars.js", "explore.js", "explorer.js", "excontrols.js", "main.js", "figure.js")
+HOSTS = ("host_streamlit.js", "host_anywidget.js")
+MODULES = CORE + HOSTS
 
-
-def _read(name: str) -> str:
-    return (HERE / name).read_text(encoding="utf-8")
+IMPORT = re.compile(r'^import \{([^}]*)\} from "\./([\w.]+)";\n', re.M)
+EXPORT = re.compile(r"^export (?=(?:async )?function|const |let |class )", re.M)
+DECLARED = re.compile(r"^(?:export )?(?:(?:async )?function\s*\*?\s*|const |let |class )([\w$]+)",
+                      re.M)
 
 
 @cache
-def core_js() -> str:
-    """The drawing core: every view, its controls and exports, and draw(component)."""
-    return "\n".join(_read(f) for f in CORE_FILES)
+def source(name: str) -> str:
+    return (JS / name).read_text(encoding="utf-8")
 
 
-@cache
 def css() -> str:
-    return _read("attention.css")
+    return source(CSS_FILE)
+
+
+def exports(name: str) -> set:
+    """The names a module exports (`export function f`, `export const X`)."""
+    return {m.group(1) for m in DECLARED.finditer(source(name))
+            if m.group(0).startswith("export ")}
+
+
+def imports(name: str) -> dict:
+    """{module: [names]} a module imports."""
+    return {mod: [n.strip() for n in names.split(",") if n.strip()]
+            for names, mod in IMPORT.findall(source(name))}
 
 
 @cache
+def bundle(host: str) -> str:
+    """The core's modules and `host` as one ES module (see the module's docstring)."""
+    parts, owner = [], {}
+    for name in CORE + (host,):
+        for mod, names in imports(name).items():
+            missing = set(names) - exports(mod)
+            if missing:
+                raise ValueError(f"{name} imports {sorted(missing)} that {mod} does not export")
+        for declared in DECLARED.findall(source(name)):
+            if declared in owner:
+                raise ValueError(f"{declared} is declared by {owner[declared]} and {name}")
+            owner[declared] = name
+        parts.append(f"// --- {name}\n" + EXPORT.sub("", IMPORT.sub("", source(name))))
+    return "\n".join(parts)
+
+
 def streamlit_js() -> str:
-    return core_js() + "\n" + _read("host_streamlit.js")
+    return bundle("host_streamlit.js")
 
 
-@cache
 def anywidget_js() -> str:
-    """The anywidget module (export default {render}); the CSS travels inside it (HS_CSS)."""
-    return f"const HS_CSS = {json.dumps(css())};\n" + core_js() + "\n" + _read("host_anywidget.js")
-
-
-def served_files() -> dict[str, str]:
-    """What served/ must hold: file name -> text. The name carries a hash of the content, so
-    that a browser's cached copy is never an older version's."""
-    return {f"attention.{hashlib.sha256(text.encode()).hexdigest()[:12]}.{ext}": text
-            for text, ext in ((streamlit_js(), "js"), (css(), "css"))}
-
-
-def write_served(folder: Path = SERVED) -> list[str]:
-    """served_files() written into folder, and older versions removed; returns the names."""
-    folder.mkdir(exist_ok=True)
-    wanted = served_files()
-    for old in folder.glob("attention.*"):
-        if old.name not in wanted:
-            old.unlink()
-    for name, text in wanted.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    return sorted(wanted)
+    return bundle("host_anywidget.js")

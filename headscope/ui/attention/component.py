@@ -1,8 +1,9 @@
 """The attention component: Streamlit Custom Components v2, drawn in the page (no iframe) by our
-own plain JS on <canvas>. The .js and .css files beside this module are joined (bundle.py) into
-the two files of served/, which Streamlit serves through the package's manifest
-(headscope/pyproject.toml): a message carries their URL, not the code. Where Streamlit found no
-manifest (headscope not installed, or AppTest) the code travels inline instead.
+own plain JS on <canvas>: the ES modules of js/, which Streamlit serves as they are through the
+package's manifest (headscope/pyproject.toml). A message carries the entry module's URL
+(host_streamlit.js), not the code; the browser imports the rest by their names. Where Streamlit
+found no manifest (headscope not installed, or AppTest) the code travels inline instead, as
+one module (bundle.streamlit_js).
 
     from headscope.ui.attention import attention, grid_payload, lines_payload
     attention(explorer_payload(...), key="ex_view", on={"mask": mask, "need": need})
@@ -37,23 +38,23 @@ from ..presentation import presenting
 from ..style import PROJECTOR_SCALE
 from . import bundle
 
-JS = bundle.streamlit_js()  # the drawing core + the Streamlit adapter (bundle.py)
-CSS = bundle.css()
+ENTRY = "host_streamlit.js"  # the module Streamlit imports; it imports the others
 NAME = "headscope.attention"  # the manifest's project name and component name
 _MOUNT = []  # (served, the mounting callable), made once per process
 
 
 def _mounter():
-    """st.components.v2's callable, made once: with the served files when this server found
-    the package's manifest (the file names are globs inside its asset folder), else with the
-    code inline (sent with every rerun)."""
+    """st.components.v2's callable, made once: with the served modules when this server found
+    the package's manifest (file names inside its asset folder), else with the code inline, one
+    module (sent with every rerun)."""
     if not _MOUNT:
         try:
-            mount = st.components.v2.component(NAME, js="attention.*.js", css="attention.*.css")
+            mount = st.components.v2.component(NAME, js=ENTRY, css=bundle.CSS_FILE)
             _MOUNT.append((True, mount))
         except (StreamlitAPIException, StreamlitComponentRegistryError):
-            # no asset folder known for NAME, or its files not as the globs expect
-            _MOUNT.append((False, st.components.v2.component(NAME, js=JS, css=CSS)))
+            # no asset folder known for NAME, or its files not there
+            _MOUNT.append((False, st.components.v2.component(NAME, js=bundle.streamlit_js(),
+                                                             css=bundle.css())))
     return _MOUNT[0]
 
 

@@ -3,6 +3,9 @@
 // with it; hover reads "L2 H3 → key: weight"; a click opens that layer and head in the Explorer (a
 // trigger back to Python).
 
+import { contrast, decode, el, fitText, fontPx, inkOn, markPx, shown, sizeCanvas } from "./core.js";
+import { PRESENT_PX, projectorFactor } from "./grid.js";
+
 function focusLayout(f) {
   const d = f.data, s = d.scale, L = d.layers, H = d.heads;
   if (d.present) {  // presentation mode: every text at least PRESENT_PX (grid.js), rows of two lines
@@ -77,7 +80,7 @@ function focusHit(f, x, y) {
   return h >= 0 && h < d.heads && l >= 0 && l < d.layers && x >= g.lab && y >= g.top ? { l, h } : null;
 }
 
-function setupFocus(f) {
+export function setupFocus(f) {
   f.main = el("canvas", "hs-main");
   f.tip = el("div", "hs-tip");
   f.tip.append(el("div", "hs-tip-title"), el("div", "hs-tip-text"));
@@ -106,7 +109,7 @@ function setupFocus(f) {
   });
 }
 
-function renderFocus(f) {
+export function renderFocus(f) {
   f.top = decode(f.data.top);
   f.weight = decode(f.data.weight);
   drawFocus(f);

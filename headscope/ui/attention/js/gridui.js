@@ -3,6 +3,12 @@
 // enlarges it (trigger "head"); a click on a maskable query label masks that token (trigger
 // "token", the label's index in data.tokens).
 
+import { colorLut, decode, el, markPx, shown } from "./core.js";
+import { blockedTip, isBlocked } from "./causal.js";
+import { drawGrid, gridLayout } from "./grid.js";
+import { exportPng } from "./main.js";
+import { exportGridSvg } from "./figure.js";
+
 // A number as Python's "%.3g" writes it (the atlas's hover prints raw norms the same way)
 function g3(v) {
   if (!Number.isFinite(v)) return String(v);
@@ -81,7 +87,7 @@ function gridTooltip(g, hit, x, y) {
   tip.style.top = `${y + 14}px`;
 }
 
-function setupGrid(g) {
+export function setupGrid(g) {
   g.box = el("div", "hs-box");
   g.main = el("canvas", "hs-main");
   g.over = el("canvas", "hs-over");
@@ -119,7 +125,7 @@ function setupGrid(g) {
   });
 }
 
-function renderGrid(g) {
+export function renderGrid(g) {
   const d = g.data;
   g.values = decode(d.maps);
   g.raw = d.raw ? decode(d.raw) : null;
@@ -131,7 +137,7 @@ function renderGrid(g) {
   redrawGrid(g);
 }
 
-function redrawGrid(g) {
+export function redrawGrid(g) {
   g.layout = gridLayout(g, g.width());
   drawGrid(g);
   drawHover(g, null);

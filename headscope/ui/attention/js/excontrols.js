@@ -3,6 +3,11 @@
 // Shift+arrow adds; arrows move), the token window, Copy link and the enlarged head's CSV/JSON.
 // The view they show is announced (a status region) and kept in the address bar.
 
+import { download, el, shown } from "./core.js";
+import { isBlocked } from "./causal.js";
+import { focusParam, layerMaps, mapSummary } from "./explore.js";
+import { exDraw, exFocusName, exSet, exStem } from "./explorer.js";
+
 function exControl(label, input, help) {
   const wrap = el("label", "hs-ex-ctl");
   wrap.append(el("span", "hs-ex-lab", label), input);
@@ -21,7 +26,7 @@ function exSwitch(x, label, key, help) {
   return { wrap, box };
 }
 
-function setupExplorerControls(x) {
+export function setupExplorerControls(x) {
   const c = (x.ctl = {});
   c.layer = el("input");
   c.layer.type = "range";
@@ -71,7 +76,7 @@ function setupExplorerControls(x) {
 }
 
 // The controls show the view (after any change, from whichever control or click)
-function exSyncControls(x) {
+export function exSyncControls(x) {
   const d = x.data, v = x.view, c = x.ctl, sv = x.sv;
   c.layer.max = String(d.layers);
   c.layer.value = String(v.layer + 1);
@@ -142,7 +147,7 @@ function exTokenKey(x, e) {
 
 // The captions computed from the view: what is hidden or weighed, the token window, and the summed
 // head's caption (captions.single_head) with this layer's "Is one head enough?" sentence
-function exCaptions(x, sv, lm) {
+export function exCaptions(x, sv, lm) {
   const d = x.data, v = x.view, [cls, sep] = d.names, notes = [];
   if (v.hide) notes.push(`${cls} and ${sep} are hidden: each row is renormalised over the remaining tokens to sum to 1, and entropies are of these maps.`);
   if (v.norm) notes.push("By norm (Kobayashi et al. 2020): each head's cell is \u2016\u03b1_ij f(x_j)\u2016, each row divided by its sum so that rows read like weights (the hover also gives the raw norm), and the focus grid and the enlarged head follow. The summed head has no norm form: it reads the layer's query and key weights as one head, and the model never sends value vectors through it, so its map stays the weights.");
@@ -174,7 +179,7 @@ function exLinkParams(x) {
     words: v.words ? "1" : null, nospecial: v.hide ? "1" : null, norms: v.norm ? "1" : null };
 }
 
-function exWriteLink(x) {
+export function exWriteLink(x) {
   if (!x.data.link) return;  // a notebook: no address bar of its own
   const u = new URL(window.location.href);
   for (const [k, val] of Object.entries(exLinkParams(x))) {
@@ -229,7 +234,7 @@ function exDownload(x, kind) {
 // for each change (trigger "seen"), nothing drawn
 const EX_STORE = "headscope.explorer.view";
 
-function renderRecall(r) {
+export function renderRecall(r) {
   let seen = null;
   try { seen = JSON.parse(sessionStorage.getItem(EX_STORE) || "null"); } catch { seen = null; }
   if (seen && seen.stamp !== r.data.stamp && r.sentStamp !== seen.stamp) {

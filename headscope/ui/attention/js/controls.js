@@ -4,13 +4,17 @@
 // browser's alone (no rerun: the pin reaches the link with the next change); masking it is its own
 // button, which runs the page's masked-word section.
 
+import { el, headColor } from "./core.js";
+import { SEGMENT_FILTERS, drawLines, headHit, linesData, modelHit } from "./lines.js";
+import { exportPng, exportSvg } from "./main.js";
+
 function report(v) {
   v.view.seq = (v.view.seq || 0) + 1;
   const { mode, layer, heads, seq } = v.view;
   v.component.setStateValue("view", { mode, layer, heads, seq, focus: v.pinned ? { ...v.pinned } : null });
 }
 
-function setupLines(v) {
+export function setupLines(v) {
   const bar = el("div", "hs-bar"), heads = el("div", "hs-heads");
   v.tabs = ["head", "model"].map((mode) => {
     const b = el("button", "hs-tab", mode === "head" ? "Head view" : "Model view");
@@ -106,7 +110,7 @@ function modelTip(v, hit, x, y) {
 }
 
 // The controls show the current state, then the canvas is drawn
-function paint(v) {
+export function paint(v) {
   const d = v.data;
   v.threshold = Math.max(v.thrUser, d.floor);
   v.thrBox.value = String(v.thrUser);
@@ -129,7 +133,7 @@ function paint(v) {
   drawLines(v);
 }
 
-function renderLines(v) {
+export function renderLines(v) {
   const d = v.data;
   linesData(v);
   const st = d.state || {};

@@ -1,14 +1,17 @@
-// headscope attention component, the first of its drawing core's files (bundle.CORE_FILES, joined
-// in that order into one ES module): decoding, colours, small DOM helpers. Token text reaches the
+// headscope attention component, the module every other one imports from: decoding, colours,
+// small DOM helpers, the per-host states. Token text reaches the
 // page only through textContent and canvas fillText; the data is never code or markup.
 
-const STATES = new WeakMap(); // host element -> its state; listeners are attached once per host
-const CANVAS_STATE = new WeakMap(); // a view's main canvas -> its state (for the PNG figure)
+export const STATES = new WeakMap(); // host element -> its state; listeners are attached once per host
+export const CANVAS_STATE = new WeakMap(); // a view's main canvas -> its state (for the PNG figure)
 let EXPORT_DPR = 0; // device px per CSS px while a figure is drawn for export; 0 = the screen's
+
+// figure.js's export draws at k device px per CSS px, then back at the screen's (k = 0)
+export function setExportDpr(k) { EXPORT_DPR = k; }
 
 // An array sent by payload.pack: {dtype, shape, b64}, or {dtype, shape, bytes} (a Uint8Array: a
 // host adapter's binary buffer), or {values} already decoded; 16/8-bit levels become weights in [0, 1]
-function decode(d) {
+export function decode(d) {
   if (d.values) return d.values;  // already decoded (the Explorer's parts: explorer.js)
   const values = decodeValues(d);
   return d.tril ? untril(values, d.shape) : values;
@@ -50,7 +53,7 @@ function parseColor(c) {
 }
 
 // 256 RGB entries from plotly-style stops [[0, "rgb(...)"], ..., [1, "rgb(...)"]]
-function colorLut(stops) {
+export function colorLut(stops) {
   const lut = new Uint8ClampedArray(256 * 3);
   const pts = stops.map(([t, c]) => [t, parseColor(c)]);
   for (let i = 0; i < 256; i++) {
@@ -71,22 +74,22 @@ function luminance(c) {
   return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2];
 }
 
-function contrast(a, b) {
+export function contrast(a, b) {
   const la = luminance(a), lb = luminance(b);
   return (Math.max(la, lb) + 0.05) / (Math.min(la, lb) + 0.05);
 }
 
-function inkOn(c) {
+export function inkOn(c) {
   return contrast("#1f1f1f", c) >= contrast("#ffffff", c) ? "#1f1f1f" : "#ffffff";
 }
 
-function headColor(data, h) {
+export function headColor(data, h) {
   const c = data.head_colors;
   return h < c.length ? c[h] : `hsl(${(h * 137.5) % 360}, 65%, 42%)`;
 }
 
 // An element with a class and, optionally, text (always textContent)
-function el(tag, cls, text) {
+export function el(tag, cls, text) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
   if (text !== undefined) e.textContent = text;
@@ -94,7 +97,7 @@ function el(tag, cls, text) {
 }
 
 // A canvas sized in CSS pixels, sharp on high-density screens
-function sizeCanvas(cv, w, h) {
+export function sizeCanvas(cv, w, h) {
   const dpr = EXPORT_DPR || window.devicePixelRatio || 1; // EXPORT_DPR: a figure's scale (figure.js)
   cv.width = Math.max(1, Math.round(w * dpr));
   cv.height = Math.max(1, Math.round(h * dpr));
@@ -107,7 +110,7 @@ function sizeCanvas(cv, w, h) {
 
 // A token as one line of visible text (as headscope.ui.labels.visible): control characters as control
 // pictures, format characters (bidi overrides, zero-width) as <U+XXXX>; long ones cut with "…"
-function shown(s, max) {
+export function shown(s, max) {
   let t = String(s).replace(/[\u0000-\u001f\u007f]/g, (c) =>
     c === "\u007f" ? "\u2421" : String.fromCharCode(0x2400 + c.charCodeAt(0)))
     .replace(/[\p{Cf}\p{Zl}\p{Zp}\u0080-\u009f]/gu, (c) =>
@@ -116,11 +119,11 @@ function shown(s, max) {
   return max && t.length > max ? t.slice(0, max - 1) + "\u2026" : t;
 }
 
-function fontPx(px) {
+export function fontPx(px) {
   return `${px}px "Source Sans Pro", "Source Sans 3", sans-serif`;
 }
 
-function download(blob, name) {
+export function download(blob, name) {
   const a = document.createElement("a");
   a.href = URL.createObjectURL(blob);
   a.download = name;
@@ -131,7 +134,7 @@ function download(blob, name) {
 }
 
 // The widest label in px (capped) for a font
-function labelRoom(ctx, labels, px, cap) {
+export function labelRoom(ctx, labels, px, cap) {
   ctx.font = fontPx(px);
   let w = 0;
   for (const t of labels) w = Math.max(w, ctx.measureText(t).width);
@@ -140,7 +143,7 @@ function labelRoom(ctx, labels, px, cap) {
 
 // Text in a box of `width` px: the font shrinks (from px down to `least` px, 8 unless given)
 // before the text is cut with "…"
-function fitText(ctx, text, width, px, least = 8) {
+export function fitText(ctx, text, width, px, least = 8) {
   let size = px;
   ctx.font = fontPx(size);
   while (size - 1 >= least && ctx.measureText(text).width > width) ctx.font = fontPx(--size);
@@ -153,6 +156,6 @@ function fitText(ctx, text, width, px, least = 8) {
 // (token labels), data-title-px (map and grid titles), data-number-px (printed numbers) and
 // data-unlabelled (shown tokens without a label in the labelled maps); the focus grid also
 // data-contrast (the lowest WCAG contrast of its text on its cells)
-function markPx(host, px) {
+export function markPx(host, px) {
   for (const [k, v] of Object.entries(px)) host.dataset[k] = Number.isFinite(v) ? String(Math.round(v * 10) / 10) : "";
 }

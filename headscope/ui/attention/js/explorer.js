@@ -5,10 +5,18 @@
 // sentence: nothing goes to the server but a click that masks a token, and, for a text longer
 // than data.local tokens, a layer or focus the page has not sent (the wait is shown).
 
+import { CANVAS_STATE, el, shown } from "./core.js";
+import { renderGrid } from "./gridui.js";
+import { renderFocus } from "./focus.js";
+import { renderBars } from "./bars.js";
+import { argmax, exSource, focusRows, keySegments, layerMaps, resolveFocus, shownView, tokenColors, topKeys, wordFocus } from "./explore.js";
+import { exCaptions, exSyncControls, exWriteLink, setupExplorerControls } from "./excontrols.js";
+import { createState } from "./main.js";
+
 const EX_PARTS = [["grid", "ex_grid", "grid"], ["focus", "ex_focus_grid", "focus"],
   ["big", "ex_big", "grid"], ["bars", "ex_focus_bars", "bars"]];
 
-function setupExplorer(x) {
+export function setupExplorer(x) {
   x.root.classList.add("hs-ex");
   x.controls = el("div", "hs-ex-controls");
   x.tokens = el("div", "hs-ex-tokens");
@@ -59,7 +67,7 @@ function exPartEvent(x, name, kind, value) {
 // New data from the server: a new sentence, model or imposed view. The view the reader made is
 // kept (the focus by its token: keptFocus) unless the server imposes one (a link or an
 // example: data.impose with a new seq).
-function renderExplorer(x) {
+export function renderExplorer(x) {
   const d = x.data, old = x.view, prevLabels = x.sv ? x.sv.labels : null;
   x.src = exSource(d);
   x.root.classList.toggle("present", !!d.present);
@@ -108,7 +116,7 @@ function keptFocus(focus, before, labels) {
 }
 
 // A view change from a control, a click or a key: redrawn here, the address bar follows
-function exSet(x, change) {
+export function exSet(x, change) {
   const v = x.view, before = { ...v };
   Object.assign(v, change);
   v.layer = Math.min(Math.max(0, v.layer), x.data.layers - 1);
@@ -123,7 +131,7 @@ function exSet(x, change) {
 
 // Everything drawn for the current view. A long text's layer or focus not sent: asked for once
 // (trigger "need"), the wait shown, the parts keep their last drawing until it comes.
-function exDraw(x, fresh) {
+export function exDraw(x, fresh) {
   const t0 = performance.now(), d = x.data, v = x.view;
   const sv = (x.sv = shownView(d, v.words, v.hide));
   const lm = layerMaps(x.src, sv, v.layer, v.norm);
@@ -231,12 +239,12 @@ function sliceMaps(maps, M, G, lo, W) {
   return out;
 }
 
-function exStem(v) {
+export function exStem(v) {
   return `attention_L${v.layer + 1}_H${v.head + 1}${v.norm ? "_norm" : ""}`;
 }
 
 // The focus tokens as the titles say them: \u201cwith\u201d, or \u201cwith\u201d + \u201ca\u201d (mean)
-function exFocusName(sv, focus) {
+export function exFocusName(sv, focus) {
   const q = focus.map((f) => `\u201c${shown(sv.labels[f], 20)}\u201d`);
   return q.length === 1 ? q[0] : `${q.slice(0, 4).join(" + ")}${q.length > 4 ? ` + ${q.length - 4} more` : ""} (mean)`;
 }

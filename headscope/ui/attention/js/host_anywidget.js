@@ -1,7 +1,11 @@
 // The notebook host (anywidget: JupyterLab, Notebook 7, VS Code, marimo) and the standalone
 // HTML page (a stand-in model). The model's "payload" trait is the data; its arrays arrive as
 // binary buffers (DataView) under "bytes" and become Uint8Arrays for decode(). The view is drawn
-// in a shadow root, as in Streamlit; HS_CSS is the component's CSS (prepended by bundle.py).
+// in a shadow root, as in Streamlit, so the component's CSS comes with the model: its "css"
+// trait (headscope.widgets.View; the standalone page's stand-in model holds it too).
+
+import { el } from "./core.js";
+import { draw } from "./main.js";
 
 function fromBuffers(x) {
   if (x instanceof DataView) return new Uint8Array(x.buffer, x.byteOffset, x.byteLength);
@@ -19,7 +23,7 @@ function render({ model, el: parent }) {
   const host = el("div", "hs-host");
   const shadow = host.attachShadow({ mode: "open" });
   const style = document.createElement("style");
-  style.textContent = HS_CSS;
+  style.textContent = model.get("css") || "";
   shadow.append(style);
   parent.append(host);
   let data = null;

@@ -3,6 +3,9 @@
 // difference) and its legend, all on one canvas. gridui.js adds the hover (an overlay canvas: a
 // hover never redraws the maps and never asks the server) and the clicks.
 
+import { fitText, fontPx, labelRoom, shown, sizeCanvas } from "./core.js";
+import { BLOCKED_RGB, blockedLegend, blockedRoom, hatchBlocked, isBlocked } from "./causal.js";
+
 // With data.fit, the room left on the first screen below the maps' top (CSS px): the page is
 // laid out for a projector, where nothing may need scrolling. Infinity without data.fit.
 function fitRoom(g) {
@@ -31,7 +34,7 @@ function tiles(n, cols, tile, { room, titleH, gap }) {
   return maps;
 }
 
-function gridLayout(g, W) {
+export function gridLayout(g, W) {
   const d = g.data, s = d.scale, G = d.tokens.length;
   const M = g.count, Hn = d.heads, extra = M - Hn;
   if (d.big) return bigLayout(g, W);
@@ -145,18 +148,18 @@ function bigLayout(g, W) {
 }
 
 // The size factor of presentation mode's text: 1 at a 1280 px wide window, up to 2
-function projectorFactor() {
+export function projectorFactor() {
   return Math.min(2, Math.max(1, window.innerWidth / 1280));
 }
-const PRESENT_PX = 18; // presentation mode's smallest text (CSS px at 1280 px wide)
+export const PRESENT_PX = 18; // presentation mode's smallest text (CSS px at 1280 px wide)
 
 // A value's place in the colour table (g.lut, 3 bytes an entry); NaN (no value) is the scale's start
-function lutIndex(g, val) {
+export function lutIndex(g, val) {
   const [lo, hi] = g.range, t = (val - lo) / (hi - lo || 1);
   return (t >= 0 ? Math.min(255, Math.round(t * 255)) : 0) * 3;
 }
 
-function drawGrid(g) {
+export function drawGrid(g) {
   const d = g.data, L = g.layout, G = L.G, s = d.scale;
   const ctx = sizeCanvas(g.main, L.W, L.H);
   sizeCanvas(g.over, L.W, L.H);

@@ -4,9 +4,11 @@
 // bars' segments and the summed head's summary. These live only here: tests/unit/test_explore_js.py
 // checks them against numpy on the model's own maps and transformers' projections. No DOM here.
 
+import { decode, shown } from "./core.js";
+
 // The decoded payload: maps (L', H + 1, T, T) with the summed head last, norm shares (L', H, T, T),
 // their row sums (L', H, T); long texts: the focus tokens' rows in every layer (frows*)
-function exSource(d) {
+export function exSource(d) {
   const T = d.tokens.length, H = d.heads, rows = (name) => decodeRows(d, name);
   const src = { T, H, L: d.layers, sent: d.sent, maps: rows("maps"), cache: new Map() };
   if (d.vnorm) src.vnorm = decode(d.vnorm);  // (L, H, T): ||f(x_j)|| per head and key
@@ -29,7 +31,7 @@ function decodeRows(d, name) {
 // each the token a click masks. Whole words merge pieces (Clark et al. 2019); hiding drops the
 // groups that are all special (unless nothing would be left), as mha_core.shown.explorer_view
 // does for the pages that draw on the server (Head view, Two readings).
-function shownView(d, words, hide) {
+export function shownView(d, words, hide) {
   const T = d.tokens.length;
   let groups = words ? d.groups : [...Array(T).keys()].map((t) => [t]);
   let labels = words ? d.words : d.tokens;
@@ -91,7 +93,7 @@ function shownRow(src, sv, layer, head, gi, byNorm, raw, out, o) {
 
 // One layer as shown: maps (H + 2, G, G) = heads, summed head, mean of the heads; raw (H + 2, G, G)
 // the raw norms behind by-norm maps (NaN for the summed head, which has no norm form), else null
-function layerMaps(src, sv, layer, byNorm) {
+export function layerMaps(src, sv, layer, byNorm) {
   const key = `${layer}|${sv.words}|${sv.hide}|${byNorm}`;
   if (src.cache.has(key)) return src.cache.get(key);
   if (!src.sent.includes(layer)) return null;
@@ -132,7 +134,7 @@ function entropyOf(maps, off, G) {
 // The default head's word focus: per head, the mean over word queries of the largest weight a
 // word puts on another word (not itself, not special, not punctuation); the default enlarged head
 // is its argmax
-function wordFocus(lm, sv, H) {
+export function wordFocus(lm, sv, H) {
   const G = sv.G, n = G * G, isWord = sv.labels.map((_, i) => !(sv.special[i] || sv.punct[i]));
   const nw = isWord.filter(Boolean).length;
   return [...Array(H).keys()].map((h) => {
@@ -148,7 +150,7 @@ function wordFocus(lm, sv, H) {
   });
 }
 
-function argmax(xs) {
+export function argmax(xs) {
   let b = 0;
   for (let i = 1; i < xs.length; i++) if (xs[i] > xs[b]) b = i;
   return b;
@@ -157,7 +159,7 @@ function argmax(xs) {
 // The focus tokens' combined rows in every head of every layer: the mean of their shown rows
 // (each sums to 1, so the mean does: the same rule as a word's pieces). (L, H, G) with NaN rows
 // where a layer was not sent; byNorm: the norm shares
-function focusRows(src, sv, focus, byNorm) {
+export function focusRows(src, sv, focus, byNorm) {
   const { L, H } = src, G = sv.G, out = new Float32Array(L * H * G), row = new Float32Array(G);
   for (let l = 0; l < L; l++) {
     for (let h = 0; h < H; h++) {
@@ -172,7 +174,7 @@ function focusRows(src, sv, focus, byNorm) {
 }
 
 // Each head's top key and its weight from focus rows (L, H, G): the focus grid's cells
-function topKeys(rows, L, H, G) {
+export function topKeys(rows, L, H, G) {
   const top = new Int16Array(L * H), weight = new Float32Array(L * H);
   for (let i = 0; i < L * H; i++) {
     let b = 0;
@@ -184,7 +186,7 @@ function topKeys(rows, L, H, G) {
 }
 
 // One colour per shown token, a word (any case) the same everywhere (as figures.focus.token_colors)
-function tokenColors(d, labels, special) {
+export function tokenColors(d, labels, special) {
   const words = new Map();
   return labels.map((t, i) => {
     if (special[i]) return d.special_colors[t] ?? d.special_color;
@@ -196,7 +198,7 @@ function tokenColors(d, labels, special) {
 
 // The bars' segments: one layer's focus rows (H, G) split by word (a word found twice is
 // one target), in sentence order; words under minWeight in every head join "other keys" (null)
-function keySegments(d, rows, sv, colors, minWeight = 0.05) {
+export function keySegments(d, rows, sv, colors, minWeight = 0.05) {
   const H = rows.length / sv.G, G = sv.G, groups = new Map();
   sv.labels.forEach((w, t) => { const k = String(w).toLowerCase(); if (!groups.has(k)) groups.set(k, []); groups.get(k).push(t); });
   const segs = [], shown = new Float32Array(H);
@@ -217,7 +219,7 @@ function keySegments(d, rows, sv, colors, minWeight = 0.05) {
 
 // The caption's summary of the G x G map at maps[off..]: entropy, the key with the most weight on
 // average (top, top_share), the mean weight on the previous token, itself and the next token
-function mapSummary(maps, off, G) {
+export function mapSummary(maps, off, G) {
   const perKey = new Float32Array(G);
   for (let i = 0; i < G; i++) for (let j = 0; j < G; j++) perKey[j] += maps[off + i * G + j] / G;
   const top = argmax(perKey);
@@ -231,7 +233,7 @@ function mapSummary(maps, off, G) {
 }
 
 // link.resolve_focus: a token's text (first occurrence, any case) or "#i"; several as "#i,#j"
-function resolveFocus(raw, labels) {
+export function resolveFocus(raw, labels) {
   const lowered = labels.map((x) => String(x).toLowerCase()), s = String(raw);
   const one = (p) => {
     if (lowered.includes(p.toLowerCase())) return lowered.indexOf(p.toLowerCase());
@@ -245,7 +247,7 @@ function resolveFocus(raw, labels) {
 }
 
 // link.focus_param: one token by its text when that finds it, else "#i"; several as "#i,#j"
-function focusParam(labels, focus) {
+export function focusParam(labels, focus) {
   if (focus.length === 1) {
     const r = resolveFocus(labels[focus[0]], labels);
     return r && r.length === 1 && r[0] === focus[0] ? String(labels[focus[0]]) : `#${focus[0]}`;

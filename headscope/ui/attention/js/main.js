@@ -2,16 +2,26 @@
 // adapter calls with each new data (one state per host element, kept in STATES): host_streamlit.js
 // for the Streamlit component, host_anywidget.js for the notebook widget.
 
+import { CANVAS_STATE, STATES, download, el } from "./core.js";
+import { redrawGrid, renderGrid, setupGrid } from "./gridui.js";
+import { collectHead, headGeometry } from "./lines.js";
+import { paint, renderLines, setupLines } from "./controls.js";
+import { renderFocus, setupFocus } from "./focus.js";
+import { drawBars, renderBars, setupBars } from "./bars.js";
+import { renderExplorer, setupExplorer } from "./explorer.js";
+import { renderRecall } from "./excontrols.js";
+import { exportFigure, exportModelSvg, svgFigure, svgHeadPaths } from "./figure.js";
+
 // A view's canvas as a PNG: the whole figure (figure.js) at the data's export scale
-function exportPng(canvas, name) {
+export function exportPng(canvas, name) {
   const st = CANVAS_STATE.get(canvas);
   if (st) return exportFigure(st, name);
   canvas.toBlob((blob) => download(blob, name), "image/png");
 }
 
-const SVG_NS = "http://www.w3.org/2000/svg";
+export const SVG_NS = "http://www.w3.org/2000/svg";
 
-function svgEl(tag, attrs, text) {
+export function svgEl(tag, attrs, text) {
   const e = document.createElementNS(SVG_NS, tag);
   for (const [k, val] of Object.entries(attrs)) e.setAttribute(k, String(val));
   if (text !== undefined) e.textContent = text;
@@ -22,7 +32,7 @@ function svgEl(tag, attrs, text) {
 // <path> per head and opacity step, token labels as <text> (textContent: escaped by the
 // serializer), never markup made of tokens; the caption above, a head-colour legend below.
 // In the model view, figure.js's exportModelSvg.
-function exportSvg(v) {
+export function exportSvg(v) {
   const d = v.data, file = `${d.filename || "attention"}_${v.view.mode}_view.svg`;
   const svg = v.view.mode === "model" ? exportModelSvg(v) : headSvg(v);
   const xml = new XMLSerializer().serializeToString(svg);
@@ -50,7 +60,7 @@ function headSvg(v) {
   });
 }
 
-function createState(host, root, kind) {
+export function createState(host, root, kind) {
   const st = { kind, host, root, width: () => Math.max(320, Math.floor(host.getBoundingClientRect().width || 800)) };
   if (kind === "grid") setupGrid(st);
   else if (kind === "explorer") { setupExplorer(st); return st; }  // its parts have their own
@@ -74,7 +84,7 @@ function createState(host, root, kind) {
   return st;
 }
 
-function draw(component) {
+export function draw(component) {
   const { data, parentElement } = component;
   const host = parentElement.host ?? parentElement;
   let st = STATES.get(host);

@@ -3,17 +3,19 @@
 // its own legend swatch and hover. Shown maps keep the tokens in order (a window cuts rows and
 // columns at the same place, whole words merge neighbouring pieces), so "above" is k > q there too.
 
-const BLOCKED_RGB = [226, 226, 226];  // the cell: a neutral grey (the scale is blue, even its near-white 0)
+import { fontPx } from "./core.js";
+
+export const BLOCKED_RGB = [226, 226, 226];  // the cell: a neutral grey (the scale is blue, even its near-white 0)
 const BLOCKED_LINE = "#aaaaaa";  // its hatch, neutral too
 
 // Whether shown cell (q, k) of a map is not attendable
-function isBlocked(d, q, k) {
+export function isBlocked(d, q, k) {
   return !!d.causal && k > q;
 }
 
 // The hatch over a map's upper triangle (m: a layout map of side m.size, G cells a side): one
 // staircase path as the clip, diagonal lines every few px inside it
-function hatchBlocked(ctx, m, G) {
+export function hatchBlocked(ctx, m, G) {
   if (G < 2) return;
   const cell = m.size / G;
   ctx.save();
@@ -45,13 +47,13 @@ function hatchLines(ctx, x, y, size, step) {
 
 // The room the swatch's line takes under the colour bar's numbers (px: their size), 0 for an
 // encoder's maps: each layout adds it to its legend's height (so a projector's fit counts it)
-function blockedRoom(d, px) {
+export function blockedRoom(d, px) {
   return d.causal ? Math.ceil(px * 1.9) : 0;
 }
 
 // The legend's swatch for not-attendable cells, on its own line under the colour bar's numbers
 // (b: the colour bar's box; px: the legend's text size; W: the canvas's width)
-function blockedLegend(ctx, b, px, W) {
+export function blockedLegend(ctx, b, px, W) {
   const w = Math.round(px * 1.3), x = b.x, y = b.y + b.h + px * 1.5;
   ctx.fillStyle = `rgb(${BLOCKED_RGB.join(",")})`;
   ctx.fillRect(x, y, w, w);
@@ -71,6 +73,6 @@ function blockedLegend(ctx, b, px, W) {
 }
 
 // The hover's words for a not-attendable cell (two lines: the tip stays narrow)
-function blockedTip(q, k) {
+export function blockedTip(q, k) {
   return `${q} \u2192 ${k}: not attendable:\n\u201c${q}\u201d cannot see later tokens`;
 }

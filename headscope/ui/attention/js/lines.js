@@ -3,10 +3,15 @@
 // (payload.lines_payload). All lines of a frame go into one Path2D per head and opacity step: never
 // a DOM element per line. At most CAP lines are drawn per frame.
 
-const CAP_HEAD = 20000, CAP_MODEL = 60000, STEPS = 16;
-const SEGMENT_FILTERS = { "all": null, "A\u2192A": [0, 0], "A\u2192B": [0, 1], "B\u2192A": [1, 0], "B\u2192B": [1, 1] };
+import { decode, fontPx, headColor, labelRoom, markPx, shown, sizeCanvas } from "./core.js";
+import { PRESENT_PX, projectorFactor } from "./grid.js";
 
-function linesData(v) {
+const CAP_HEAD = 20000;
+export const CAP_MODEL = 60000;
+export const STEPS = 16;
+export const SEGMENT_FILTERS = { "all": null, "A\u2192A": [0, 0], "A\u2192B": [0, 1], "B\u2192A": [1, 0], "B\u2192B": [1, 1] };
+
+export function linesData(v) {
   const d = v.data;
   v.q = decode(d.q); v.k = decode(d.k); v.w = decode(d.w); v.off = decode(d.offsets);
   v.labels = d.tokens.map((t) => shown(t, 24));
@@ -15,7 +20,7 @@ function linesData(v) {
 
 // Entries of head h in the current layer that pass the threshold and the filters, strongest
 // first, at most `cap`; calls put(q, k, w) for each. Returns how many passed the threshold.
-function eachLine(v, layer, h, cap, put, keep) {
+export function eachLine(v, layer, h, cap, put, keep) {
   const i0 = v.off[layer * v.data.heads + h], i1 = v.off[layer * v.data.heads + h + 1];
   const thr = v.threshold, seg = SEGMENT_FILTERS[v.segment], sg = v.data.segments;
   let n = 0, passed = 0;
@@ -31,14 +36,14 @@ function eachLine(v, layer, h, cap, put, keep) {
   return passed;
 }
 
-function alphaOf(v, q, k, w) {
+export function alphaOf(v, q, k, w) {
   const sp = v.data.special, dim = v.dim && (sp[q] || sp[k]) ? 0.15 : 1;
   return Math.min(STEPS - 1, Math.floor(Math.min(1, w) * dim * STEPS));
 }
 
 // The lines of the selected heads, bucketed by opacity: {h: [sink x STEPS]} (a sink is a
 // Path2D, or an SVG path builder for the export); also what the test hooks read
-function collectHead(v, geo, sink = () => new Path2D()) {
+export function collectHead(v, geo, sink = () => new Path2D()) {
   const on = v.view.heads, focus = v.hover ?? v.pinned;
   const keep = focus ? (focus.side === "q" ? (q) => q === focus.i : (q, k) => k === focus.i) : null;
   const cap = Math.floor(CAP_HEAD / Math.max(1, on.length));
@@ -57,7 +62,7 @@ function collectHead(v, geo, sink = () => new Path2D()) {
   return { paths, drawn, passed, qs, ks };
 }
 
-function headGeometry(v) {
+export function headGeometry(v) {
   const d = v.data, s = d.scale, G = d.tokens.length;
   const least = d.present ? PRESENT_PX * projectorFactor() : 0;  // a projector: 18 px and up
   const font = Math.max((G <= 64 ? 13 : G <= 160 ? 10 : 8) * s, G <= 64 ? least : 0);
@@ -109,7 +114,7 @@ function drawHeadView(v) {
 
 // Every layer x head as a small line view; the token labels (thinned to fit the tile's rows)
 // left of the first column (queries) and right of the last (keys), in every layer's row
-function modelGeometry(v) {
+export function modelGeometry(v) {
   const d = v.data, s = d.scale, Lr = d.layers, Hn = d.heads, G = d.tokens.length;
   const lab = 30 * s, gap = 4 * s, ctx = v.canvas.getContext("2d");
   const room = labelRoom(ctx, v.labels, 9 * s, 70 * s) + 6 * s, left = lab + room;
@@ -122,7 +127,7 @@ function modelGeometry(v) {
 }
 
 // The model view's token labels: put(text, x, y, align) for each (queries left, keys right)
-function modelLabels(v, geo, put) {
+export function modelLabels(v, geo, put) {
   const G = v.data.tokens.length;
   let n = 0;
   for (let l = 0; l < v.data.layers; l++) {
@@ -177,7 +182,7 @@ function drawModelView(v) {
   return { drawn, passed, qs: new Set(), ks: new Set() };
 }
 
-function drawLines(v) {
+export function drawLines(v) {
   const got = v.view.mode === "model" ? drawModelView(v) : drawHeadView(v);
   const hs = v.host.dataset;
   hs.view = v.view.mode;
@@ -195,7 +200,7 @@ function drawLines(v) {
 }
 
 // What the pointer is over in the head view: a token on the left (query) or right (key) side
-function headHit(v, x, y) {
+export function headHit(v, x, y) {
   const g = v.geo;
   if (!g || y < g.top || y >= g.top + g.G * g.rowH) return null;
   const i = Math.floor((y - g.top) / g.rowH);
@@ -204,7 +209,7 @@ function headHit(v, x, y) {
   return null;
 }
 
-function modelHit(v, x, y) {
+export function modelHit(v, x, y) {
   const g = v.mgeo;
   if (!g) return null;
   const h = Math.floor((x - g.left) / (g.tw + g.gap)), l = Math.floor((y - g.top) / (g.th + g.gap));

@@ -3,6 +3,10 @@
 // the focus grid; "other keys" grey), a 0..1 axis and the keys' legend at the right; hover reads
 // "H3 → key: 0.123". data: values (S, H), names (S, null = other), colors.
 
+import { decode, el, fitText, fontPx, labelRoom, markPx, shown, sizeCanvas } from "./core.js";
+import { PRESENT_PX, projectorFactor } from "./grid.js";
+import { exportPng } from "./main.js";
+
 function barsLayout(b) {
   const d = b.data, s = d.scale, W = b.width(), ctx = b.main.getContext("2d");
   const font = d.present ? PRESENT_PX * projectorFactor() : 12 * s;
@@ -16,7 +20,7 @@ function barsLayout(b) {
     legendX: left + plotW + 12 * s, font, sw, rowH };
 }
 
-function drawBars(b) {
+export function drawBars(b) {
   const d = b.data, g = (b.layout = barsLayout(b)), S = b.names.length;
   const ctx = sizeCanvas(b.main, g.W, g.H), y = (v) => g.top + g.plotH * (1 - v);
   ctx.fillStyle = "#ffffff";
@@ -84,7 +88,7 @@ function barsHit(b, x, y) {
   return { h, i: -1 };
 }
 
-function setupBars(b) {
+export function setupBars(b) {
   b.main = el("canvas", "hs-main");
   b.tip = el("div", "hs-tip");
   b.tip.append(el("div", "hs-tip-title"), el("div", "hs-tip-text"));
@@ -112,7 +116,7 @@ function setupBars(b) {
   b.main.addEventListener("mouseleave", () => { b.tip.hidden = true; b.host.dataset.hover = ""; });
 }
 
-function renderBars(b) {
+export function renderBars(b) {
   b.values = decode(b.data.values);
   b.names = b.data.names.map((n) => (n === null ? "other" : shown(n, 24)));
   drawBars(b);

@@ -4,6 +4,16 @@
 // the model view (with its token labels) and the head grid as SVG. Text only through fillText and
 // SVG textContent.
 
+import { download, fitText, fontPx, headColor, setExportDpr, shown } from "./core.js";
+import { BLOCKED_RGB, isBlocked } from "./causal.js";
+import { lutIndex } from "./grid.js";
+import { redrawGrid } from "./gridui.js";
+import { CAP_MODEL, STEPS, alphaOf, eachLine, modelGeometry, modelLabels } from "./lines.js";
+import { paint } from "./controls.js";
+import { renderFocus } from "./focus.js";
+import { drawBars } from "./bars.js";
+import { SVG_NS, draw, svgEl } from "./main.js";
+
 function redrawView(st) {
   if (st.kind === "grid") redrawGrid(st);
   else if (st.kind === "focus") renderFocus(st);
@@ -49,9 +59,9 @@ function legendItems(st, width, s) {
   return { items, rows: items.length ? row + 1 : 0 };
 }
 
-function exportFigure(st, name) {
+export function exportFigure(st, name) {
   const k = st.data.export_scale || 2, src = st.kind === "lines" ? st.canvas : st.main;
-  EXPORT_DPR = k;
+  setExportDpr(k);
   let img;
   try {
     redrawView(st);
@@ -60,7 +70,7 @@ function exportFigure(st, name) {
     img.height = src.height;
     img.getContext("2d").drawImage(src, 0, 0);
   } finally {
-    EXPORT_DPR = 0;
+    setExportDpr(0);
     redrawView(st);
   }
   const s = st.data.scale || 1, w = img.width / k, caption = figureCaption(st), leg = legendItems(st, w, s);
@@ -109,7 +119,7 @@ function svgLegend(parent, st, leg, y0, s) {
 
 // An SVG figure W wide: the caption above, draw(body) in a group bodyH high below it, the
 // head-colour legend under that
-function svgFigure(v, W, bodyH, draw, attrs = {}) {
+export function svgFigure(v, W, bodyH, draw, attrs = {}) {
   const s = v.data.scale, svg = svgEl("svg", { xmlns: SVG_NS });
   const cap = svgEl("g", { "font-family": "sans-serif" });
   const top = svgCaption(cap, v, s), leg = legendItems(v, W, s), H = top + bodyH + leg.rows * 22 * s;
@@ -123,14 +133,14 @@ function svgFigure(v, W, bodyH, draw, attrs = {}) {
 }
 
 // One head's lines: a <g> in its colour with one <path> per opacity step (STEPS path strings)
-function svgHeadPaths(d, h, width, steps) {
+export function svgHeadPaths(d, h, width, steps) {
   const g = svgEl("g", { stroke: headColor(d, h), "stroke-width": width, fill: "none" });
   steps.forEach((p, b) => { if (p) g.append(svgEl("path", { d: p, "stroke-opacity": ((b + 0.5) / STEPS).toFixed(3) })); });
   return g;
 }
 
 // The model view as SVG: one <path> per head and opacity step, layer and head labels
-function exportModelSvg(v) {
+export function exportModelSvg(v) {
   const geo = modelGeometry(v), d = v.data, G = d.tokens.length;
   const cap = Math.floor(CAP_MODEL / (d.layers * d.heads));
   return svgFigure(v, geo.W, geo.H, (body) => {
@@ -157,7 +167,7 @@ function exportModelSvg(v) {
 // token labels thinned as on the canvas, the colour scale; the caption above (svgFigure)
 const SVG_CELLS = 60000;
 
-function exportGridSvg(g) {
+export function exportGridSvg(g) {
   const L = g.layout, d = g.data, G = L.G, s = d.scale || 1;
   const rgb = (li) => `rgb(${g.lut[li]},${g.lut[li + 1]},${g.lut[li + 2]})`;
   const ctx = document.createElement("canvas").getContext("2d");
