@@ -149,7 +149,7 @@ RECORDER = """(() => {
   }).observe(document, {attributes: true, subtree: true, attributeFilter: ['data-drawn']});
 })();"""
 # the decode + draw time each view of the component puts on its host
-# (headscope/ui/attention/main.js)
+# (headscope/ui/attention/js/main.js)
 DRAW_MS = """() => ['ex_grid', 'ex_focus_grid', 'ex_big', 'ex_focus_bars'].reduce((sum, k) =>
   sum + parseFloat(document.querySelector(`.st-key-${k} [data-drawn]`)?.dataset.drawMs || 0), 0)"""
 RESET = "() => { const T = window.__hs; for (const k in T) T[k].length = 0; }"
@@ -161,7 +161,7 @@ def parts(t: dict, t_all: float, origin: float, runs: list) -> dict:
     key = t["key"][0]
     sent = next(s for s in t["sent"] if s >= key)
     recv = [(at, n) for at, n in t["recv"] if sent <= at <= t_all]
-    grid = next(at for at, k in t["drawn"] if k == "ex_grid" and at >= sent)
+    grid = next(at for at, k in t["drawn"] if k == "ex_view" and at >= sent)  # the Explorer
     last = max(at for at, _ in recv if at <= grid)
     canvas = next((c for c in t["canvas"] if c >= last), grid)
     start, end = runs[0][0] - origin, runs[-1][1] - origin  # on the page's clock

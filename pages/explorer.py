@@ -5,6 +5,10 @@ One run per sentence: the page sends every layer's maps to the attention compone
 tokens, whole words, hidden [CLS]/[SEP], by norm, the token window), keeping it in the address
 bar. The server hears of the view only from a link or an example (the view it imposes), a click
 that masks a token, and, for a text over LOCAL_TOKENS tokens, a layer it has not sent.
+
+What reads the sentence runs as keyed fragments (page.as_fragment): the start card, the maps,
+and the downloads and masked word below them. A new sentence reruns those alone
+(sidebar.sentence_changed), not the frame, the sidebar or the constant notes between them.
 """
 
 import streamlit as st
@@ -19,6 +23,7 @@ from headscope.ui import (
     presets,
     replaced,
     sidebar,
+    start_card,
     style,
 )
 from headscope.ui.attention import attention
@@ -43,21 +48,13 @@ def imposed_view(pending: dict, res, L: int, H: int) -> dict | None:
     asked.update(presets.take_example_view())
     if not asked:
         return None
-    view = {}
-    for param, hi in (("layer", L), ("head", H)):
-        if param in asked:
-            value, note = link.clamp_int(asked[param], 1, hi, param)
-            if value is not None:
-                view[param] = value - 1
-            if note:
-                st.warning(note, icon=style.ICON_LINK)
-    for param, key in (("words", "words"), ("nospecial", "hide"), ("norms", "norm")):
-        if param in asked:
-            view[key] = link.is_on(asked[param])
-    if "focus" in asked:  # a token's text or "#i" in the view the link names; "#i,#j": several
+    view, notes = link.explorer_view(asked, L, H)
+    for note in notes:
+        st.warning(note, icon=style.ICON_LINK)
+    if "focus" in view:  # a token's text or "#i" in the view the link names; "#i,#j": several
         labels = explorer_view(res.attentions[0, 0], res, view.get("words", False),
                                view.get("hide", False))[1]
-        focus = link.resolve_focus_list(asked["focus"], labels)
+        focus = link.resolve_focus_list(view.pop("focus"), labels)
         if focus is None:
             st.warning("The link's focus token is not in this sentence; it was ignored.",
                        icon=style.ICON_LINK)
@@ -68,9 +65,19 @@ def imposed_view(pending: dict, res, L: int, H: int) -> dict | None:
     return dict(view, seq=ss.ex_seq)
 
 
-@as_fragment
+@as_fragment("explorer_card", link=False)
+def card():
+    """The start card, above the page on a first visit: it answers for this sentence."""
+    start_card.start_card()
+
+
+@as_fragment("explorer")
 def explorer():
+    """The sentence's maps, with the link and the copy-link box."""
+    ss = st.session_state
+    ss.ex_ok = False  # the parts below read this run's sentence only once this part is done
     pending = PAGE.start()
+    link.write_frame_link()  # the sentence in the address bar: a new one reruns this alone
     title = ("Explorer", "Every head of one layer for any sentence, beside the same weights read "
                          "as one head (the summed head) and the mean of the heads; where the focus "
                          "tokens look in every head of every layer.")
@@ -86,7 +93,6 @@ def explorer():
     if facts is None:
         st.stop()
     res = guards.computed_or_stop(models.attend, name, text, pair)
-    ss = st.session_state
     view = imposed_view(pending, res, L, H)
 
     # A long text travels one layer at a time: the layer (and focus tokens) last asked for
@@ -113,8 +119,10 @@ def explorer():
         if isinstance(value, list) and len(value) == 2 and value[0] in maskable \
                 and isinstance(value[0], int) and not isinstance(value[0], bool):
             masked_words.mask_from_click("ex_mask", res.labels, value[0], str(value[1]))
+            sidebar.rerun_sentence_parts()  # the masked word is drawn by the part below
 
-    data = guards.computed_or_stop(explorer_data, name, text, pair, layer, focus)
+    with models.spinning(text, pair, "Reading every head of every layer…"):
+        data = guards.computed_or_stop(explorer_data, name, text, pair, layer, focus)
     window = PRESENT_WINDOW if presenting() else WINDOW  # the most tokens a map shows
     attention(dict(data, impose=view, initial_layer=default_layer(name), link=True,
                    window=window),
@@ -122,6 +130,16 @@ def explorer():
               # "share": Copy link was pressed; the run itself redraws the sidebar's box
               on={"mask": mask, "need": needs, "share": lambda _: None},
               meta=dict(model=name, text=text + (f" [SEP] {pair}" if pair else "")))
+    if not any(res.special):  # the component shows no Hide switch then
+        st.caption(f"No Hide {facts['cls']}/{facts['sep']} switch: this text has no special "
+                   f"tokens to hide ({bert.family.name} adds none).")
+    ss.ex_ok = True
+
+
+def notes():
+    """What the maps mean: the same for every sentence of a model, so drawn by full runs only
+    (a new sentence reruns the fragments above and below, not this)."""
+    bert = models.get_bert(sidebar.current_model())[0]
     clicks = ("click a token's label at the left to mask it (below: what the model predicts "
               "there and how every head's attention changes; at word level, the word's first "
               "piece)" if masked_words.can_mask(bert) else
@@ -138,17 +156,30 @@ def explorer():
         "view is drawn in your browser; the address bar and Copy link keep it.")
     if models.maps_note(bert):  # a decoder's triangle, DeBERTa's position terms, ModernBERT's bands
         st.caption(models.maps_note(bert))
-    if not any(res.special):  # the component shows no Hide switch then
-        st.caption(f"No Hide {facts['cls']}/{facts['sep']} switch: this text has no special "
-                   f"tokens to hide ({bert.family.name} adds none).")
     c1, c2 = st.columns([1, 1])
     with c1:
-        one_head_results.explorer_note(name, key="ex_one_head")  # docs/one-head.md
+        one_head_results.explorer_note(sidebar.current_model(), key="ex_one_head")
     c2.page_link(page_file("training_lab"), icon=":material/model_training:",
                  label="One head trained against many: the Training lab")
-    tensor_downloads(st.container(), name, text, pair, "ex")
-    masked_words.section(name, text, pair, facts, "ex_mask")
+
+
+@as_fragment("explorer_below", link=False)
+def below():
+    """The sentence's whole tensor as files, its masked word and ELECTRA's replaced tokens: a
+    fragment of its own, so that a new sentence reruns it with the maps, and a masked word
+    reruns it alone."""
+    if not st.session_state.get("ex_ok"):  # the maps stopped on this text and said why
+        return
+    name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
+    bert = models.get_bert(name)[0]
+    facts = models.text_facts(name, text, pair)
+    res = models.attend(name, text, pair)
+    tensor_downloads(st.container(), name, text, pair, "ex", res)
+    masked_words.section(name, text, pair, facts, "ex_mask", res)
     replaced.section(name, text, pair, bert)  # ELECTRA's discriminator only
 
 
+card()
 explorer()
+notes()
+below()

@@ -140,9 +140,9 @@ with real_tab:
         L, H, D = cfg.num_hidden_layers, cfg.num_attention_heads, cfg.hidden_size
         T = len(res.labels)
         shared_view.listen("im_seen", forget=("im_real_layer", "im_real_head", "im_real_query"))
-        ss, seen = st.session_state, shared_view.recall()  # open on the Explorer's view
+        ss, seen = st.session_state, shared_view.recall(L, H)  # open on the Explorer's view
         if seen is not None and "im_real_layer" not in ss:
-            ss.im_real_layer, ss.im_real_head = min(seen[0], L - 1), min(seen[1] or 0, H - 1)
+            ss.im_real_layer, ss.im_real_head = seen[0], seen[1] or 0
             token, position = seen[2], seen[3]
             if position is not None and position < T:
                 ss.im_real_query = position

@@ -17,6 +17,7 @@ from streamlit.testing.v1 import AppTest
 
 from headscope.files import FRAME
 from headscope.files import PAGES as PAGES_DIR
+from headscope.ui import sidebar
 from headscope.ui.docs import as_html, teaching_guide
 from headscope.ui.labels import ZWSP
 from headscope.ui.style import PAGE_CSS, PRESENT_CSS
@@ -25,6 +26,9 @@ from .protocol import component_data
 from .server import ROOT
 
 APP = str(FRAME)
+# A new sentence reruns the whole app here, as it did before the Explorer's own rerun: AppTest
+# keeps no sidebar in its tree after a fragment's rerun (headscope.ui.sidebar says why)
+sidebar.RERUN_FRAGMENT_ALONE = False
 PAGES = tuple(sorted(p.stem for p in PAGES_DIR.glob("*.py")))  # every page script
 
 
@@ -43,6 +47,15 @@ def open_app(page: str = "explorer", timeout=120, **query) -> AppTest:
     at.switch_page(page_file(page)).run()
     assert shown_page(at) == page
     return at
+
+
+def copy_links(at: AppTest) -> list:
+    """The copy-link box's links, as a reader who opens it sees them: on a page that builds the
+    box only while open (the Explorer: headscope.ui.share.refresh, lazy), it is opened first."""
+    if not at.code and "share_box" in at.session_state:
+        at.session_state["share_box"] = True  # the popover's open state, as a click sets it
+        at.run()
+    return [c.value for c in at.code]
 
 
 def go_to(at: AppTest, page: str) -> AppTest:

@@ -91,6 +91,7 @@ class Run:
     sizes: dict = field(default_factory=dict)  # element type (or "component js") -> bytes
     metrics: dict = field(default_factory=dict)  # st.metric: label -> shown value
     exceptions: list = field(default_factory=list)  # st.exception / error texts
+    query: str | None = None  # the address bar's query string the run set (None: unchanged)
     error: str = ""  # why the action failed (timeout, connection closed)
 
 
@@ -204,6 +205,8 @@ class Session:
                 ended_at = time.perf_counter()
             elif kind == "new_session" and ended_at is not None:
                 ended_at = None  # a chain: the action ends with the next run
+            elif kind == "page_info_changed":
+                run.query = fm.page_info_changed.query_string
             elif kind == "navigation":
                 for p in fm.navigation.app_pages:
                     self.pages[p.url_pathname] = p.page_script_hash

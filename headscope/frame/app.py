@@ -47,8 +47,9 @@ pages = [
 current = st.navigation(pages, position="top" if presenting() else "sidebar", expanded=True)
 link.claim_pending(current.url_path)  # the link's page values are for the page it opened
 page.keep_widgets()  # a page's settings survive a visit to another page
-# The Explorer runs its body as a fragment (headscope.ui.page.as_fragment): a layer, head or
-# focus change reruns the page alone, and the page draws the copy-link box, which follows its link
+# The Explorer runs its sentence's parts as fragments (headscope.ui.page.as_fragment): a new
+# sentence, a click or a masked word reruns them alone, not this frame, and the page draws the
+# copy-link box, which follows its link
 alone = current.url_path == ""
 # The Training lab trains its own small models and About shows text: neither waits for the
 # BERT checkpoint
@@ -58,5 +59,5 @@ sidebar.sidebar(needs_model=current.url_path not in ("training_lab", "about", "g
 link.sync_link()
 for note in link_notes:
     st.warning(note, icon=style.ICON_LINK)
-start_card.start_card(current.url_path)
+start_card.leave(current.url_path)  # the Explorer draws the card itself
 current.run()

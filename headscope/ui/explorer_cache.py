@@ -14,16 +14,15 @@ from .attention.explorer_payload import explorer_payload
 from .words import special_names
 
 
-@st.cache_data(**models.bounded(), show_spinner="Reading every head of every layer…")
+@st.cache_data(**models.bounded(), show_spinner=False)  # the page names it (models.spinning)
 def explorer_data(name: str, text: str, pair: str | None, layer: int, focus: tuple) -> dict:
     """The component's data for this sentence: weights, summed head and norms of every layer
     (a text over LOCAL_TOKENS tokens: layer `layer` and the rows of the `focus` token positions
     in every layer); the word groups, what a click masks, the default focus of the token and
     word views, this layer's one-head sentences."""
     bert = models.get_bert(name)[0]
-    res = models.attend(name, text, pair)
     # every layer's value norms, also for a long text: its focus rows travel for every layer
-    norms = models.value_norms(name, text, pair, res)  # (L, H, T)
+    res, norms = models.attend_with_norms(name, text, pair)  # norms: (L, H, T)
     words, groups = res.words()
     word_special = [all(res.special[t] for t in g) for g in groups]
     cfg = bert.config

@@ -92,20 +92,50 @@ def write_query_params(**values):
     share.refresh()
 
 
-def sync_link():
-    """The frame's part of the link: model (the bundled one by a short id), sentence and
-    second sentence (a very long one is left out). Never present=1: a link copied from a
-    projector's address bar would carry presentation mode to every student; the copy-link box
-    offers it separately."""
+def write_frame_link() -> bool:
+    """The frame's parameters in the address bar: model (the bundled one by a short id),
+    sentence and second sentence (a very long one is left out: returns True then). Never
+    present=1: a link copied from a projector's address bar would carry presentation mode to
+    every student; the copy-link box offers it separately. Also called by a page run as a
+    fragment, whose own rerun follows a new sentence without the frame."""
     text, pair = st.session_state.get("text", ""), st.session_state.get("pair", "")
     model = current_model()
     short = {name: short for short, name in SHORT_IDS.items()}
     write_query_params(model=short.get(model, model),
                        text=text if len(text) <= URL_TEXT_MAX else None,
                        pair=pair if pair and len(pair) <= URL_TEXT_MAX else None, present=None)
-    if max(len(text), len(pair)) > URL_TEXT_MAX:  # the sender is told
+    return max(len(text), len(pair)) > URL_TEXT_MAX
+
+
+def sync_link():
+    """The frame's part of the link (write_frame_link), and a line telling the sender when the
+    text is too long for it."""
+    if write_frame_link():
         st.caption(f"{style.ICON_LINK} This text is longer than {URL_TEXT_MAX:,} characters, "
                    "too long for a link: the address bar's link does not include it.")
+
+
+def explorer_view(params: dict, layers: int, heads: int) -> tuple[dict, list]:
+    """The one parser of the Explorer's view as its link names it (the address bar explorer.js
+    writes, a shared link, or the same parameters kept across a page change: shared_view):
+    (view, notes). view: "layer" and "head" from 0 (the link counts from 1; clamped, or left
+    out when not a number), "words", "hide" and "norm" from the flags words, nospecial and
+    norms, and "focus" as written (a token's text, "#i", or "#i,#j"; the caller resolves it
+    against the tokens of that view: resolve_focus_list). notes: what was clamped or ignored."""
+    view, notes = {}, []
+    for param, hi in (("layer", layers), ("head", heads)):
+        if param in params:
+            value, note = clamp_int(params[param], 1, hi, param)
+            if value is not None:
+                view[param] = value - 1
+            if note:
+                notes.append(note)
+    for param, key in (("words", "words"), ("nospecial", "hide"), ("norms", "norm")):
+        if param in params:
+            view[key] = is_on(params[param])
+    if "focus" in params:
+        view["focus"] = str(params["focus"])
+    return view, notes
 
 
 def resolve_focus(raw: str, labels) -> int | None:

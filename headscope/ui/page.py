@@ -16,6 +16,7 @@ import streamlit as st
 from . import share
 from .link import FRAME_PARAMS, pending_params
 from .presentation import presenting
+from .sidebar import TEXT_FRAGMENT
 
 _KEPT = "_kept_widgets"
 
@@ -76,19 +77,33 @@ def keep_widgets():
             ss[key] = ss[key]
 
 
-def as_fragment(body):
-    """A page whose own widgets change only its own view (the Explorer) runs its body through
-    this: a change of one of its widgets reruns the body alone (an st.fragment), without the
-    frame, the sidebar and the start card around it, which were a third of a layer move's run.
-    A change in the sidebar still reruns everything. The copy-link box, outside the page, is
-    drawn by the page at its end (share.hold, share.release), so that it follows the page's
-    link. The frame tells the sidebar to leave that box to the page (sidebar's box_by_page)."""
-    @st.fragment
-    @functools.wraps(body)
-    def fragment():
-        share.hold()
-        try:
-            body()
-        finally:  # also when the page stops early (st.stop on bad input)
-            share.release()
-    return fragment
+def as_fragment(key: str, link: bool = True):
+    """A part of a page whose own widgets change only that part (the Explorer's maps, and the
+    downloads and masked word under them) runs through this: a change of one of its widgets
+    reruns it alone (an st.fragment named `key`), without the frame, the sidebar, the
+    navigation and the page's constant text around it. So does a new sentence typed in the
+    frame's sentence box: its callback asks Streamlit to rerun every such part of the page by
+    its key (sidebar.sentence_changed), since they are all that read the sentence. Other
+    sidebar changes still rerun everything.
+
+    link: this part writes the page's link, so it draws the copy-link box (outside the page) at
+    its end (share.hold, share.release) and the box follows the link; the frame tells the
+    sidebar to leave that box to the page (sidebar's box_by_page). One part per page."""
+    def wrap(body):
+        @st.fragment(key=key)
+        @functools.wraps(body)
+        def fragment():
+            ss = st.session_state
+            keys = ss.get(TEXT_FRAGMENT) or ()
+            if key not in keys:  # in page order: a new sentence reruns them in this order
+                ss[TEXT_FRAGMENT] = (*keys, key)
+            if not link:
+                body()
+                return
+            share.hold()
+            try:
+                body()
+            finally:  # also when the page stops early (st.stop on bad input)
+                share.release()
+        return fragment
+    return wrap

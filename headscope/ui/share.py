@@ -45,7 +45,7 @@ def release():
     fragment drew on its last run and did not draw again."""
     st.session_state.pop(_HELD, None)
     st.session_state[_DRAWN] = None
-    refresh()
+    refresh(lazy=True)
 
 
 def links() -> tuple:
@@ -83,7 +83,13 @@ def qr_png(link: str) -> bytes | None:
     return out.getvalue()
 
 
-def refresh():
+def refresh(lazy: bool = False):
+    """Draw the box in its slot with the links of the view as it is now, unless it shows them
+    already. lazy: the box's contents are built only while it is open (opening it reruns what
+    drew it): its QR code costs ~6 ms (segno's encoding and the PNG), which every new sentence
+    would pay for a box seldom opened. Only release() asks for it: the box is a widget then, and
+    release draws it once per run, where refresh may draw it again after each change of the
+    link."""
     slot = st.session_state.get(_SLOT)
     if slot is None or st.session_state.get(_HELD):
         return  # no box, or the page draws it at its end (release)
@@ -92,7 +98,10 @@ def refresh():
         return  # the box already shows these links: redrawing it sends ~6 messages for nothing
     st.session_state[_DRAWN] = (students, projector)
     with slot.container():
-        with st.popover("Copy link", icon=style.ICON_LINK, width="stretch"):
+        lazy_args = dict(key="share_box", on_change="rerun") if lazy else {}
+        with st.popover("Copy link", icon=style.ICON_LINK, width="stretch", **lazy_args) as box:
+            if lazy and not box.open:
+                return
             # on a projector the QR code stands beside the links (the popover fits 720 px)
             text, code = st.columns([1, 1]) if presenting() else (st, st)
             text.caption("This view, for the students' screens (the copy icon is at the right "

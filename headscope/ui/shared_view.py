@@ -32,23 +32,27 @@ def listen(key: str, forget=()):
 
 
 def from_link(params) -> None:
-    """The view as the Explorer's link parameters: layer and head (from 1), and focus, a
-    token's text or "#i" (a position, kept only when the view was token level: neither whole
-    words nor hidden specials)."""
-    def number(key):
-        raw = str(params.get(key, "")).strip()
-        return int(raw) - 1 if raw.isascii() and raw.isdigit() and 0 < int(raw) < 10_000 else None
+    """Keep the view as the Explorer's link parameters name it (parsed when read: recall)."""
+    if isinstance(params, dict):
+        st.session_state[_KEY] = {str(k): str(v) for k, v in params.items() if v is not None}
 
-    layer, head, focus = number("layer"), number("head"), str(params.get("focus", ""))
-    if layer is None:
-        return
-    token_level = not (params.get("words") or params.get("nospecial"))
+
+def recall(layers: int, heads: int):
+    """(layer, head or None, focus token text or None, focus position or None), from 0, or None
+    if the Explorer has not run: its stored parameters read by the Explorer's own parser
+    (link.explorer_view; what it clamps is said nowhere: this is no link the reader opened).
+    A position is kept only when the view was token level (neither whole words nor hidden
+    specials) and names one token."""
+    from .link import explorer_view
+
+    params = st.session_state.get(_KEY)
+    if params is None:
+        return None
+    view, _ = explorer_view(params, layers, heads)
+    if "layer" not in view:
+        return None
+    focus = view.get("focus", "")
+    token_level = not (view.get("words") or view.get("hide"))
     position = focus[1:] if focus.startswith("#") and "," not in focus else ""
     at = int(position) if token_level and position.isascii() and position.isdigit() else None
-    st.session_state[_KEY] = (layer, head, None if focus.startswith("#") else focus or None, at)
-
-
-def recall():
-    """(layer, head or None, focus token text or None, focus position or None), from 0, or None
-    if the Explorer has not run."""
-    return st.session_state.get(_KEY)
+    return view["layer"], view.get("head"), None if focus.startswith("#") else focus or None, at

@@ -5,6 +5,7 @@ them once per run; their widget keys are the frame's own ("model", "text", "pair
 "present_toggle", "present_leave"), the same in both places."""
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from headscope.settings import settings
 
@@ -57,6 +58,41 @@ def pair_box(where, bert):
     where.caption(said)
 
 
+TEXT_FRAGMENT = "_text_fragments"  # the keys of the fragments the page runs (page.as_fragment)
+# False: a new sentence reruns the whole app everywhere. testkit.apptest sets it: after a
+# fragment's own rerun AppTest's element tree holds only the fragment's elements (no sidebar to
+# type in) and its fresh PagesManager knows no page for st.page_link; a browser session keeps
+# both. tests/browser/test_class_protocol.py checks the fragment's rerun on a real server.
+RERUN_FRAGMENT_ALONE = True
+
+
+def sentence_changed():
+    """The sentence box's callback: on a page whose sentence-dependent parts run as fragments
+    (the Explorer), rerun those alone, not the frame, the navigation, the sidebar and the
+    page's constant text (st.rerun with the fragments' keys, from a callback: Streamlit's
+    documented way). Anywhere else, and when a fragment was not drawn on the last run, the
+    whole app reruns as usual."""
+    if RERUN_FRAGMENT_ALONE:
+        _rerun(st.session_state.get(TEXT_FRAGMENT))
+
+
+def rerun_sentence_parts():
+    """From another callback that changes what the parts show (the Explorer's click that masks
+    a word): rerun all of them, not only the one the click came from."""
+    sentence_changed()
+
+
+def _rerun(keys):
+    """st.rerun of these fragments (it raises to end the callback); nothing when there are none
+    or one was not drawn on the last run (the interaction's own rerun then happens)."""
+    if not keys:
+        return
+    try:
+        st.rerun(list(keys))
+    except StreamlitAPIException:  # no fragment of such a key in the last run
+        pass
+
+
 def text_was_cut() -> bool:
     ss = st.session_state
     return len(ss.get("text", "")) > MAX_CHARS or len(ss.get("pair", "")) > MAX_CHARS
@@ -87,6 +123,7 @@ def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool =
     so the shared sentence's boxes give way to a note saying so (their values are kept).
     box_by_page: the page, run as a fragment, draws the copy-link box (share.release)."""
     ss = st.session_state
+    ss[TEXT_FRAGMENT] = None  # a full run: the page registers its fragments again (as_fragment)
     ss.setdefault("model", BUNDLED)
     ss.setdefault("text", DEFAULT_TEXT)
     ss.setdefault("pair", "")
@@ -103,6 +140,7 @@ def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool =
             c1.caption(OWN_SHORT)
         else:
             c1.text_input("Sentence", key="text", help="Type any text and press Enter.",
+                          on_change=sentence_changed,
                           label_visibility="collapsed", placeholder="Type a sentence…")
             c2.selectbox("Examples", EXAMPLES, index=None, key="preset",
                          label_visibility="collapsed", placeholder="Load an example…",
@@ -129,7 +167,8 @@ def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool =
         if own_sentences:
             st.info(OWN_NOTE, icon=":material/compare_arrows:")
         else:
-            st.text_area("Sentence", key="text", height=100, help=HELP)
+            st.text_area("Sentence", key="text", height=100, help=HELP,
+                         on_change=sentence_changed)
             pair_box(st, bert)
             st.selectbox("Examples", EXAMPLES, index=None, key="preset",
                          placeholder="Load an example…", on_change=_pick_preset)

@@ -99,14 +99,17 @@ def answers(name: str, text: str) -> list:
     ]
 
 
-def start_card(page_path: str):
-    """Draw the card above the page while it is due (see first_run); opening another page puts
-    it away."""
-    ss = st.session_state
-    if not ss.get(_STATE) or presenting():
-        return
+def leave(page_path: str):
+    """The frame's call, once per run: opening another page puts the card away."""
     if page_path != HOME:
         close()
+
+
+def start_card():
+    """Draw the card while it is due (see first_run): the Explorer's call, first thing in its
+    body, so that the card follows a new sentence in the Explorer's own rerun."""
+    ss = st.session_state
+    if not ss.get(_STATE) or presenting():
         return
     name, text = current_model(), current_text()
     bert, err = models.get_bert(name)

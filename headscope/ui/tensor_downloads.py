@@ -11,10 +11,11 @@ MAX_TEXT_ENTRIES = 2_000_000  # CSV ~80 MB, JSON ~20 MB: 128 tokens on a 6 x 12 
 MAX_NPZ_ENTRIES = 40_000_000  # 160 MB of float32: 512 tokens on a 12 x 12 model is 37.7 M
 
 
-def tensor_downloads(container, name: str, text: str, pair: str | None, key: str):
+def tensor_downloads(container, name: str, text: str, pair: str | None, key: str, res=None):
     """Three download buttons (.npz, JSON, CSV) in `container` for the text's whole tensor
-    (token level, every special token kept); key: the page's widget-key prefix."""
-    res = models.attend(name, text, pair)  # cached
+    (token level, every special token kept); key: the page's widget-key prefix; res: the
+    page's models.attend result of the same text, when it has one (not read again)."""
+    res = res if res is not None else models.attend(name, text, pair)  # cached
     L, H, T, _ = res.attentions.shape
     n = L * H * T * T
     meta = dict(model=name, text=text, pair=pair, shape=[L, H, T, T],

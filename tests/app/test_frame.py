@@ -4,7 +4,16 @@ mode, and pages that do not need the BERT model do not wait for it."""
 import pytest
 
 from headscope.ui import style
-from testkit.apptest import component, go_to, open_app, page_file, sandboxed, shown_page, survives
+from testkit.apptest import (
+    component,
+    copy_links,
+    go_to,
+    open_app,
+    page_file,
+    sandboxed,
+    shown_page,
+    survives,
+)
 from testkit.models import save_tiny_bert
 
 
@@ -28,7 +37,7 @@ def test_presentation_mode_toggle_link_and_leave(bundled):
     # the address bar never carries present=1 (a teacher copies it for the class); the copy-link
     # box offers the students' link and, apart, the projector's
     assert "present" not in at.query_params
-    students, projector = [c.value for c in at.code]
+    students, projector = copy_links(at)
     assert "present" not in students and projector == students + "&present=1"
 
     at.text_input(key="text").set_value("The cat sat on the mat.").run()  # still typeable
@@ -55,7 +64,7 @@ def test_a_present_link_opens_any_page_in_presentation_mode(bundled, page):
 
 def test_the_copy_link_box_has_the_view_and_a_short_model_id(bundled):
     at = open_app("explorer", text="The cat sat on the mat.", layer="3", head="2")
-    students, projector = [c.value for c in at.code]
+    students, projector = copy_links(at)
     assert students.startswith("./?") and "model=bundled" in students
     assert "text=The%20cat%20sat%20on%20the%20mat." in students
     assert "layer=3" in students and "head=2" in students and "present" not in students

@@ -12,7 +12,8 @@ from testkit.server import ROOT
 
 FRAME_KEYS = {"model", "text", "pair", "preset", "present_toggle", "present_leave",
               # the frame's start card (headscope/ui/start_card.py) and its lesson (both_ways.py)
-              "start_card", "start_close", "start_both_ways", "start_both_ways_map"}
+              "start_card", "start_close", "start_both_ways", "start_both_ways_map",
+              "share_box"}  # the copy-link box (headscope/ui/share.py)
 
 
 def declaration(page: str) -> dict:

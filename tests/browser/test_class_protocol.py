@@ -58,10 +58,46 @@ def test_students_reach_the_app(app_url, tokenizer):
     everyone_runs = run_async(everyone())
     for i, runs in enumerate(everyone_runs):
         assert len(runs) == (5 if i == 0 else 3)
-        for run in runs:
+        for k, run in enumerate(runs):
             assert run.error == "" and run.exceptions == []
-            assert run.status == 0  # script_finished: finished (not an error, not superseded)
+            # script_finished: 0 the whole app finished; 3 the Explorer's own rerun (a new
+            # sentence), never an error or a superseded run
+            assert run.status == (3 if k == 1 else 0)
     head_lab = everyone_runs[0]
     assert head_lab[-2].metrics["Heads switched off"] == "0 of 72"
     assert head_lab[-1].metrics["Heads switched off"] == "1 of 72"  # the head it chose
 
+
+
+def test_a_new_sentence_reruns_the_explorer_alone(app_url, tokenizer):
+    """On the Explorer a new sentence reruns the page's fragment only (script_finished 3): no
+    sidebar, navigation or frame element is sent again, yet the maps, the start card's answers
+    and the address bar follow the sentence. On another page it reruns the whole app."""
+    from urllib.parse import parse_qs
+
+    async def student():
+        s = Session(app_url, cookie="test-fragment")
+        await s.connect()
+        try:
+            first = await s.rerun(query="")  # a first visit: the start card is open
+            runs = [first]
+            for text in SENTENCES[:2]:
+                runs.append(await s.rerun({"text": text_value(text)}))
+            runs.append(await s.rerun(page="head_view"))
+            runs.append(await s.rerun({"text": text_value(SENTENCES[3])}))
+            return runs
+        finally:
+            await s.close()
+
+    first, *typed, other_page, other_typed = run_async(student())
+    assert first.status == 0 and ("selectbox", "model") in first.elements
+    for text, run in zip(SENTENCES[:2], typed):
+        assert run.error == "" and run.exceptions == [] and run.status == 3
+        assert run.components["ex_view"]["tokens"] == tokens_of(tokenizer, text)
+        keys = {key for _, key in run.elements if key}
+        assert "start_close" in keys  # the card is drawn again, for the new sentence
+        assert not keys & {"model", "text", "pair", "preset", "present_toggle"}, keys
+        assert parse_qs(run.query)["text"] == [text]
+    assert typed[0].messages < first.messages
+    assert other_page.status == 0 and other_typed.status == 0  # the head view: whole runs
+    assert other_typed.components["hv_lines"]["tokens"] == tokens_of(tokenizer, SENTENCES[3])
