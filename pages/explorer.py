@@ -90,9 +90,13 @@ def explorer():
     facts = guards.check_text(name, text, cut=sidebar.text_was_cut(), pair=pair,
                               prompt="Type a sentence in the sidebar (or load an example) to see "
                                      "what every head looks at.")
+    # on text it cannot show, the part ends here (its message says why) and the parts below
+    # draw nothing; a fragment's st.stop would end the run and leave them showing the last text
     if facts is None:
-        st.stop()
-    res = guards.computed_or_stop(models.attend, name, text, pair)
+        return
+    res = guards.computed_or_none(models.attend, name, text, pair)
+    if res is None:
+        return
     view = imposed_view(pending, res, L, H)
 
     # A long text travels one layer at a time: the layer (and focus tokens) last asked for
@@ -122,7 +126,9 @@ def explorer():
             sidebar.rerun_sentence_parts()  # the masked word is drawn by the part below
 
     with models.spinning(text, pair, "Reading every head of every layer…"):
-        data = guards.computed_or_stop(explorer_data, name, text, pair, layer, focus)
+        data = guards.computed_or_none(explorer_data, name, text, pair, layer, focus)
+    if data is None:
+        return
     window = PRESENT_WINDOW if presenting() else WINDOW  # the most tokens a map shows
     attention(dict(data, impose=view, initial_layer=default_layer(name), link=True,
                    window=window),
@@ -138,7 +144,10 @@ def explorer():
 
 def notes():
     """What the maps mean: the same for every sentence of a model, so drawn by full runs only
-    (a new sentence reruns the fragments above and below, not this)."""
+    (a new sentence reruns the fragments above and below, not this); not under a message that
+    the text cannot be shown."""
+    if not st.session_state.get("ex_ok"):
+        return
     bert = models.get_bert(sidebar.current_model())[0]
     clicks = ("click a token's label at the left to mask it (below: what the model predicts "
               "there and how every head's attention changes; at word level, the word's first "

@@ -125,10 +125,11 @@ def start_card():
                      "from this model and this sentence.")
         shut.button("Close", key="start_close", on_click=close, icon=":material/close:",
                     width="stretch")
+        # each tab its answer and its link, no columns: a new sentence redraws the card, and
+        # every element is a message the browser lays out (15 fewer than beside each other)
         for tab, (_, question, answer, page, label) in zip(st.tabs([r[0] for r in rows]), rows):
-            text_col, link_col = tab.columns([5, 1.6], vertical_alignment="center")
-            text_col.markdown(f"**{question}** {answer}")
-            link_col.page_link(page, label=label, icon=":material/arrow_forward:")
+            tab.markdown(f"**{question}** {answer}")
+            tab.page_link(page, label=label, icon=":material/arrow_forward:")
         glossary, lesson = st.columns([2, 3], vertical_alignment="center")
         glossary.page_link(page_file("glossary"), label="Glossary: nats, top key, summed head…",
                            icon=":material/menu_book:")

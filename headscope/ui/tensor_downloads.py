@@ -3,6 +3,7 @@ view: NumPy .npz, JSON, CSV (headscope.ui.export). The files are built only when
 clicked, and only up to a size (a visitor's click is bounded): CSV and JSON to MAX_TEXT_ENTRIES
 weights, .npz to MAX_NPZ_ENTRIES."""
 
+import streamlit as st
 
 from . import models
 from .export import tensor_csv, tensor_json, tensor_npz
@@ -13,8 +14,17 @@ MAX_NPZ_ENTRIES = 40_000_000  # 160 MB of float32: 512 tokens on a 12 x 12 model
 
 def tensor_downloads(container, name: str, text: str, pair: str | None, key: str, res=None):
     """Three download buttons (.npz, JSON, CSV) in `container` for the text's whole tensor
-    (token level, every special token kept); key: the page's widget-key prefix; res: the
-    page's models.attend result of the same text, when it has one (not read again)."""
+    (token level, every special token kept), in a popover built only while open (one element
+    a new sentence sends, not seven); key: the page's widget-key prefix; res: the page's
+    models.attend result of the same text, when it has one (not read again)."""
+    with container.popover("Every head as a file: .npz, JSON, CSV", icon=":material/download:",
+                           key=f"{key}_all", on_change="rerun") as box:
+        if box.open:
+            buttons(st, name, text, pair, key, res)
+
+
+def buttons(container, name: str, text: str, pair: str | None, key: str, res=None):
+    """The three buttons of tensor_downloads, in `container`."""
     res = res if res is not None else models.attend(name, text, pair)  # cached
     L, H, T, _ = res.attentions.shape
     n = L * H * T * T

@@ -55,6 +55,9 @@ def test_default_view_sends_every_layer_with_the_models_numbers(bundled):
     assert d["norms"] and d["norm"].shape == (L, H, T, T)
     np.testing.assert_allclose(d["norm"].sum(-1), 1.0, atol=T * ATOL)  # shares: rows sum to 1
 
+    assert not at.get("download_button")  # built only while their popover is open
+    at.session_state["ex_all"] = True  # the popover opened, as a click does
+    at.run()
     assert [b.proto.label for b in at.get("download_button")] == [
         "All heads .npz", "All heads JSON", "All heads CSV"]
     qp = dict(at.query_params)  # the view's own parameters are the browser's to write

@@ -83,13 +83,20 @@ def test_a_new_sentence_reruns_the_explorer_alone(app_url, tokenizer):
             runs = [first]
             for text in SENTENCES[:2]:
                 runs.append(await s.rerun({"text": text_value(text)}))
+            blank = await s.rerun({"text": text_value("  ")})
+            runs.append(await s.rerun({"text": text_value(SENTENCES[1])}))
             runs.append(await s.rerun(page="head_view"))
             runs.append(await s.rerun({"text": text_value(SENTENCES[3])}))
-            return runs
+            return runs, blank
         finally:
             await s.close()
 
-    first, *typed, other_page, other_typed = run_async(student())
+    (first, *typed, again, other_page, other_typed), blank = run_async(student())
+    # text it cannot show: the parts end with their message, no traceback, nothing stale below
+    assert blank.status == 3 and blank.exceptions == [] and "ex_view" not in blank.components
+    assert not {key for _, key in blank.elements if key.startswith("ex_")}
+    assert again.status == 3 and ("selectbox", "ex_mask") in {(t, k[:7]) for t, k in
+                                                              again.elements}
     assert first.status == 0 and ("selectbox", "model") in first.elements
     for text, run in zip(SENTENCES[:2], typed):
         assert run.error == "" and run.exceptions == [] and run.status == 3
