@@ -11,9 +11,7 @@ import streamlit as st
 from headscope.files import page_file
 from headscope.ui import budget, link, page, sidebar, start_card, style, threads
 from headscope.ui.presentation import presenting
-from headscope.ui.st_internals import batch_script_events
 
-batch_script_events()  # once per process: a run's elements go to the browser together
 budget.slot_script_runs()  # once per process: one script run at a time (others queue)
 threads.limit()  # one torch thread per process: the sessions share the cores
 st.set_page_config(page_title="headscope", page_icon=style.FAVICON, layout="wide")

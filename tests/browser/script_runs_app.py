@@ -1,6 +1,6 @@
 """A test script for tests/browser/test_script_runs.py, installing what the frame installs around
-script runs (batched script events, one script run at a time per worker), by each run as
-headscope/frame/app.py does. ?hooks=1: whether they are in place. ?count=N: N markdown elements,
+script runs (one script run at a time per worker), by each run as headscope/frame/app.py does.
+?hooks=1: whether it is in place. ?count=N: N markdown elements,
 numbered. ?wait=1: a long run (half a second of work, then elements written quickly) whose last
 element waits for the test to have seen the first ones while the run still goes on. ?stamp=NAME: a
 run of 0.4 s that notes when it starts and ends."""
@@ -11,10 +11,8 @@ import time
 import streamlit as st
 
 from headscope.ui import budget
-from headscope.ui.st_internals import batch_script_events
 
-batch_script_events()  # from the next run on (a run's events are handed over by the session
-budget.slot_script_runs()  # it started with, and the first run is already running)
+budget.slot_script_runs()  # from the next run on (the first run is already running)
 q = st.query_params
 if "stamp" in q:
     with open(os.environ["HEADSCOPE_RUN_STAMPS_FILE"], "a") as f:
@@ -22,12 +20,10 @@ if "stamp" in q:
     time.sleep(0.4)  # work that lets the GIL go: without a slot, two runs overlap
     with open(os.environ["HEADSCOPE_RUN_STAMPS_FILE"], "a") as f:
         f.write(f"end {q['stamp']} {time.monotonic()}\n")
-elif "hooks" in q:  # what the frame's installers put in place, as this server runs
-    from streamlit.runtime.app_session import AppSession
+elif "hooks" in q:  # what the frame's installer put in place, as this server runs
     from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
 
-    st.markdown(f"batched {hasattr(AppSession._call_soon_on_event_loop, '__wrapped__')}, "
-                f"slotted {hasattr(ScriptRunner._run_script, '__wrapped__')}")
+    st.markdown(f"slotted {hasattr(ScriptRunner._run_script, '__wrapped__')}")
 elif "count" in q:
     for i in range(int(q["count"])):
         st.markdown(f"element {i}")

@@ -1,9 +1,8 @@
-"""What the frame (headscope/frame/app.py) installs around script runs, on a real server. Batched
-script events (headscope.ui.st_internals.batch_script_events): a run's elements reach the browser in
-the order the script wrote them, and while a long run goes on (a batch is held at most HOLD_SECONDS,
-never until the end); sessions whose first runs install the hooks together each get every element.
-The run slot (headscope.ui.budget.run_slot): two sessions' runs at once take turns. No browser: a
-server process and the protocol client's websockets."""
+"""What the frame (headscope/frame/app.py) installs around script runs, on a real server, and what
+it relies on Streamlit for. A run's elements reach the browser in the order the script wrote them,
+and while a long run goes on; sessions whose first runs install the run slot together each get
+every element. The run slot (headscope.ui.budget.run_slot): two sessions' runs at once take
+turns. No browser: a server process and the protocol client's websockets."""
 
 import asyncio
 from pathlib import Path
@@ -49,7 +48,7 @@ async def markdown_until_finished(s: Session, on_text=lambda: None) -> tuple[lis
 
 
 async def watch(url: str, flag: Path) -> tuple[list, bool]:
-    """Run the script twice, watching the second run (the first installs the batching); touch
+    """Run the script twice, watching the second run (the first installs the slot); touch
     `flag` on the first element received; return every markdown text in the order received,
     and whether the flag was touched before the run finished."""
     s = Session(url, cookie="streaming")
@@ -82,7 +81,7 @@ async def first_runs_at_once(url: str, n: int) -> list:
     for s in sessions:
         await s.connect()
 
-    async def first_runs(s):  # the first (its runner's events not held), then a second one
+    async def first_runs(s):  # the first (before the slot is in place), then a second one
         await send_rerun(s, "count=40")
         first = await markdown_until_finished(s)
         await send_rerun(s, "count=40")
@@ -96,8 +95,8 @@ async def first_runs_at_once(url: str, n: int) -> list:
 
 
 def test_sessions_opening_together_on_a_fresh_server_get_every_element(runs_app):
-    """Their first runs install the hooks at the same moment (installed twice, the batching sent
-    a run's end before its elements: a session got a finished run without most of them)."""
+    """Their first runs install the slot at the same moment (installed twice, the slot leaked;
+    a session must still get every element of each run, and its end after them)."""
     url, _, _ = runs_app
     for runs in run_async(first_runs_at_once(url, 6)):
         for texts, status in runs:
@@ -115,10 +114,10 @@ async def hooks_after_a_run(url: str) -> list:
         await s.close()
 
 
-def test_the_first_run_installs_both_hooks(runs_app):
+def test_the_first_run_installs_the_slot(runs_app):
     """The tests above would pass with a hook whose guard failed and was never installed."""
     url, _, _ = runs_app
-    assert run_async(hooks_after_a_run(url)) == ["batched True, slotted True"]
+    assert run_async(hooks_after_a_run(url)) == ["slotted True"]
 
 
 async def two_runs_at_once(url: str):

@@ -1,18 +1,8 @@
-"""The two Streamlit internals headscope relies on (headscope/ui/st_internals.py; docs/limits.md
-says why each is kept). If an upgrade removes one, this fails with a message that says what
+"""The one Streamlit internal headscope relies on (headscope/ui/st_internals.py; docs/limits.md
+says why it is kept). If an upgrade removes one, this fails with a message that says what
 broke and where, instead of a page misbehaving."""
 
 import streamlit
-
-
-def test_app_sessions_still_hand_script_events_over_where_the_batching_hooks_in():
-    from headscope.ui.st_internals import script_events_hook_exists
-
-    assert script_events_hook_exists(), (
-        f"Streamlit {streamlit.__version__}'s AppSession no longer hands script-runner events "
-        "to the event loop through _on_scriptrunner_event(sender, event, ...) and "
-        "_call_soon_on_event_loop: headscope.ui.st_internals.batch_script_events must be "
-        "rewritten for this version")
 
 
 def test_script_runs_still_go_through_the_method_the_run_slot_wraps():
@@ -25,9 +15,8 @@ def test_script_runs_still_go_through_the_method_the_run_slot_wraps():
         "version")
 
 
-def test_st_internals_holds_two_hooks():
-    """At most two patches of Streamlit's internals (docs/limits.md): each installer here is
-    one."""
+def test_st_internals_holds_one_hook():
+    """One patch of Streamlit's internals (docs/limits.md): each installer here is one."""
     import ast
     import inspect
 
@@ -36,4 +25,4 @@ def test_st_internals_holds_two_hooks():
     tree = ast.parse(inspect.getsource(m))
     installers = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)
                   and any(getattr(d, "id", "") == "once_per_process" for d in n.decorator_list)]
-    assert sorted(installers) == ["batch_script_events", "slot_script_runs"]
+    assert sorted(installers) == ["slot_script_runs"]
