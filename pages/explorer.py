@@ -8,7 +8,8 @@ that masks a token, and, for a text over LOCAL_TOKENS tokens, a layer it has not
 
 What reads the sentence runs as keyed fragments (page.as_fragment): the start card, the maps,
 and the downloads and masked word below them. A new sentence reruns those alone
-(sidebar.sentence_changed), not the frame, the sidebar or the constant notes between them.
+(page.sentence_parts, sidebar.sentence_changed), not the frame, the sidebar or the constant
+notes between them.
 """
 
 import streamlit as st
@@ -31,12 +32,13 @@ from headscope.ui.attention.explorer_payload import LOCAL_TOKENS
 from headscope.ui.attention.payload import WINDOW
 from headscope.ui.explorer_cache import explorer_data
 from headscope.ui.layers import default_layer
-from headscope.ui.page import Page, as_fragment
+from headscope.ui.page import Page, as_fragment, sentence_parts
 from headscope.ui.presentation import PRESENT_WINDOW, presenting
 from headscope.ui.tensor_downloads import tensor_downloads
 from mha_core.shown import explorer_view
 
 PAGE = Page("ex", link=("layer", "head", "focus", "words", "nospecial", "norms"))
+CARD, MAPS, BELOW = "explorer_card", "explorer", "explorer_below"  # the fragments' keys
 
 
 def imposed_view(pending: dict, res, L: int, H: int) -> dict | None:
@@ -65,19 +67,19 @@ def imposed_view(pending: dict, res, L: int, H: int) -> dict | None:
     return dict(view, seq=ss.ex_seq)
 
 
-@as_fragment("explorer_card", link=False)
+@as_fragment(CARD, link=False)
 def card():
     """The start card, above the page on a first visit: it answers for this sentence."""
     start_card.start_card()
 
 
-@as_fragment("explorer")
+@as_fragment(MAPS)
 def explorer():
     """The sentence's maps, with the link and the copy-link box."""
     ss = st.session_state
     ss.ex_ok = False  # the parts below read this run's sentence only once this part is done
     pending = PAGE.start()
-    link.write_frame_link()  # the sentence in the address bar: a new one reruns this alone
+    link.sync_link()  # the sentence in the address bar: a new one reruns this alone
     title = ("Explorer", "Every head of one layer for any sentence, beside the same weights read "
                          "as one head (the summed head) and the mean of the heads; where the focus "
                          "tokens look in every head of every layer.")
@@ -123,18 +125,16 @@ def explorer():
         if isinstance(value, list) and len(value) == 2 and value[0] in maskable \
                 and isinstance(value[0], int) and not isinstance(value[0], bool):
             masked_words.mask_from_click("ex_mask", res.labels, value[0], str(value[1]))
-            sidebar.rerun_sentence_parts()  # the masked word is drawn by the part below
+            sidebar.rerun_fragments(BELOW)  # the masked word is drawn by the part below
 
-    with models.spinning(text, pair, "Reading every head of every layer…"):
-        data = guards.computed_or_none(explorer_data, name, text, pair, layer, focus)
+    data = guards.computed_or_none(explorer_data, name, text, pair, layer, focus)
     if data is None:
         return
     window = PRESENT_WINDOW if presenting() else WINDOW  # the most tokens a map shows
     attention(dict(data, impose=view, initial_layer=default_layer(name), link=True,
                    window=window),
               key="ex_view", tag=f"{T} tokens", filename="attention",
-              # "share": Copy link was pressed; the run itself redraws the sidebar's box
-              on={"mask": mask, "need": needs, "share": lambda _: None},
+              on={"mask": mask, "need": needs},
               meta=dict(model=name, text=text + (f" [SEP] {pair}" if pair else "")))
     if not any(res.special):  # the component shows no Hide switch then
         st.caption(f"No Hide {facts['cls']}/{facts['sep']} switch: this text has no special "
@@ -144,10 +144,7 @@ def explorer():
 
 def notes():
     """What the maps mean: the same for every sentence of a model, so drawn by full runs only
-    (a new sentence reruns the fragments above and below, not this); not under a message that
-    the text cannot be shown."""
-    if not st.session_state.get("ex_ok"):
-        return
+    (a new sentence reruns the fragments above and below, not this)."""
     bert = models.get_bert(sidebar.current_model())[0]
     clicks = ("click a token's label at the left to mask it (below: what the model predicts "
               "there and how every head's attention changes; at word level, the word's first "
@@ -172,7 +169,7 @@ def notes():
                  label="One head trained against many: the Training lab")
 
 
-@as_fragment("explorer_below", link=False)
+@as_fragment(BELOW, link=False)
 def below():
     """The sentence's whole tensor as files, its masked word and ELECTRA's replaced tokens: a
     fragment of its own, so that a new sentence reruns it with the maps, and a masked word
@@ -192,3 +189,4 @@ card()
 explorer()
 notes()
 below()
+sentence_parts(CARD, MAPS, BELOW)

@@ -54,7 +54,7 @@ alone = current.url_path == ""
 sidebar.sidebar(needs_model=current.url_path not in ("training_lab", "about", "glossary"),
                 page_path=current.url_path, own_sentences=current.url_path == "two_readings",
                 box_by_page=alone)
-link.sync_link()
+link.sync_link(say_too_long=not alone)  # the Explorer says it in its maps' fragment
 for note in link_notes:
     st.warning(note, icon=style.ICON_LINK)
 start_card.leave(current.url_path)  # the Explorer draws the card itself

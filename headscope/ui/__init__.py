@@ -24,7 +24,7 @@ treebanks         What heads learn's treebanks, read and scored once per model
 papers            the Papers page's reruns (mha_core.reproduce), bounded and cached per model
 docs              the project's documents shown in the app (the teaching guide)
 page              what a page declares: widget-key prefix, kept widgets, link parameters
-st_internals      the one module that touches Streamlit internals (two hooks)
+st_internals      the one module that touches Streamlit internals (one hook)
 
 Dependencies point downwards: pages -> headscope.ui -> mha_core; nothing here imports a page.
 """

@@ -96,8 +96,7 @@ def write_frame_link() -> bool:
     """The frame's parameters in the address bar: model (the bundled one by a short id),
     sentence and second sentence (a very long one is left out: returns True then). Never
     present=1: a link copied from a projector's address bar would carry presentation mode to
-    every student; the copy-link box offers it separately. Also called by a page run as a
-    fragment, whose own rerun follows a new sentence without the frame."""
+    every student; the copy-link box offers it separately."""
     text, pair = st.session_state.get("text", ""), st.session_state.get("pair", "")
     model = current_model()
     short = {name: short for short, name in SHORT_IDS.items()}
@@ -107,10 +106,11 @@ def write_frame_link() -> bool:
     return max(len(text), len(pair)) > URL_TEXT_MAX
 
 
-def sync_link():
+def sync_link(say_too_long: bool = True):
     """The frame's part of the link (write_frame_link), and a line telling the sender when the
-    text is too long for it."""
-    if write_frame_link():
+    text is too long for it (say_too_long=False: the page says it, in the part that reruns with
+    a new sentence: the Explorer's maps)."""
+    if write_frame_link() and say_too_long:
         st.caption(f"{style.ICON_LINK} This text is longer than {URL_TEXT_MAX:,} characters, "
                    "too long for a link: the address bar's link does not include it.")
 

@@ -181,22 +181,9 @@ def bert_or_raise(name: str):
     return bert
 
 
-# A text this long may take a while (a 512-token text): its run names what it does in a spinner,
-# which Streamlit shows only after 0.5 s. A shorter one gets none: each spinner starts a timer
-# thread, a measurable part of a short sentence's run (docs/capacity.md).
-SPIN_CHARS = 400
-
-
-def spinning(text: str, pair: str | None, what: str):
-    """st.spinner(what) for a text that may be long (SPIN_CHARS), else nothing."""
-    import contextlib
-
-    if len(text) + len(pair or "") > SPIN_CHARS:
-        return st.spinner(what)
-    return contextlib.nullcontext()
-
-
-@st.cache_data(**bounded(), show_spinner=False)  # attend_with_norms names it (spinning)
+# Cached computations that can take long (a 512-token text) name what they do in a spinner;
+# Streamlit shows it only when a call runs longer than 0.5 s (streamlit/elements/spinner.py).
+@st.cache_data(**bounded(), show_spinner="Running the model on this text…")
 def _attend_arrays(name: str, text: str, text_pair: str | None = None):
     """(bert.attend's result, its value norms ||f_h(x_j)|| (L, H, T)) from ONE forward pass
     (the forward cache's "v" of the run that made the maps: mha_core.norms.value_norms), with
@@ -268,8 +255,7 @@ def attend_with_norms(name: str, text: str, text_pair: str | None = None):
     the same forward pass (_attend_arrays)."""
     import torch
 
-    with spinning(text, text_pair, "Running the model on this text…"):
-        arrays, norms = _attend_arrays(name, text, text_pair)
+    arrays, norms = _attend_arrays(name, text, text_pair)
     return _swap(arrays, torch.from_numpy), torch.from_numpy(norms)
 
 

@@ -78,13 +78,12 @@ def keep_widgets():
 
 
 def as_fragment(key: str, link: bool = True):
-    """A part of a page whose own widgets change only that part (the Explorer's maps, and the
-    downloads and masked word under them) runs through this: a change of one of its widgets
-    reruns it alone (an st.fragment named `key`), without the frame, the sidebar, the
-    navigation and the page's constant text around it. So does a new sentence typed in the
-    frame's sentence box: its callback asks Streamlit to rerun every such part of the page by
-    its key (sidebar.sentence_changed), since they are all that read the sentence. Other
-    sidebar changes still rerun everything.
+    """A part of a page whose own widgets change only that part (the Explorer's start card, its
+    maps, and the downloads and masked word under them) runs through this: a change of one of
+    its widgets reruns it alone (an st.fragment named `key`), without the frame, the sidebar,
+    the navigation and the page's constant text around it. A new sentence typed in the frame's
+    sentence box reruns the parts the page names at its end (sentence_parts). Other sidebar
+    changes still rerun everything.
 
     link: this part writes the page's link, so it draws the copy-link box (outside the page) at
     its end (share.hold, share.release) and the box follows the link; the frame tells the
@@ -93,10 +92,6 @@ def as_fragment(key: str, link: bool = True):
         @st.fragment(key=key)
         @functools.wraps(body)
         def fragment():
-            ss = st.session_state
-            keys = ss.get(TEXT_FRAGMENT) or ()
-            if key not in keys:  # in page order: a new sentence reruns them in this order
-                ss[TEXT_FRAGMENT] = (*keys, key)
             if not link:
                 body()
                 return
@@ -107,3 +102,11 @@ def as_fragment(key: str, link: bool = True):
                 share.release()
         return fragment
     return wrap
+
+
+def sentence_parts(*keys: str):
+    """The page's last line: a new sentence reruns these fragments alone, in this order
+    (sidebar.sentence_changed), since they are all of the page that reads it. Named only once
+    the whole page has run: a full run cut short (a new sentence sent while it ran) leaves
+    none named, and the next sentence reruns the whole app, so no part is left behind."""
+    st.session_state[TEXT_FRAGMENT] = keys

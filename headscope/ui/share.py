@@ -71,7 +71,7 @@ def qr_code(link: str) -> segno.QRCode | None:
         return None
 
 
-@lru_cache(maxsize=256)  # the box is drawn again with every view change of the Explorer
+@lru_cache(maxsize=256)  # the box is drawn again on every run that opens or follows it
 def qr_png(link: str) -> bytes | None:
     """The link's QR code as a PNG, black on white with the standard 4-module quiet zone; None
     where qr_code gives none."""

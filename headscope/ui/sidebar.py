@@ -58,7 +58,7 @@ def pair_box(where, bert):
     where.caption(said)
 
 
-TEXT_FRAGMENT = "_text_fragments"  # the keys of the fragments the page runs (page.as_fragment)
+TEXT_FRAGMENT = "_text_fragments"  # the fragments a new sentence reruns (page.sentence_parts)
 # False: a new sentence reruns the whole app everywhere. testkit.apptest sets it: after a
 # fragment's own rerun AppTest's element tree holds only the fragment's elements (no sidebar to
 # type in) and its fresh PagesManager knows no page for st.page_link; a browser session keeps
@@ -70,22 +70,17 @@ def sentence_changed():
     """The sentence box's callback: on a page whose sentence-dependent parts run as fragments
     (the Explorer), rerun those alone, not the frame, the navigation, the sidebar and the
     page's constant text (st.rerun with the fragments' keys, from a callback: Streamlit's
-    documented way). Anywhere else, and when a fragment was not drawn on the last run, the
-    whole app reruns as usual."""
-    if RERUN_FRAGMENT_ALONE:
-        _rerun(st.session_state.get(TEXT_FRAGMENT))
+    documented way). Anywhere else, and when the last full run did not reach the page's end
+    (page.sentence_parts), the whole app reruns as usual."""
+    rerun_fragments(*(st.session_state.get(TEXT_FRAGMENT) or ()))
 
 
-def rerun_sentence_parts():
-    """From another callback that changes what the parts show (the Explorer's click that masks
-    a word): rerun all of them, not only the one the click came from."""
-    sentence_changed()
-
-
-def _rerun(keys):
-    """st.rerun of these fragments (it raises to end the callback); nothing when there are none
-    or one was not drawn on the last run (the interaction's own rerun then happens)."""
-    if not keys:
+def rerun_fragments(*keys: str):
+    """From a callback: rerun these fragments alone in place of the interaction's own rerun (it
+    raises to end the callback; the Explorer's click that masks a word reruns the part below
+    the maps). Nothing when there are none, or one was not drawn on the last run (the
+    interaction's own rerun then happens), or under AppTest (RERUN_FRAGMENT_ALONE)."""
+    if not keys or not RERUN_FRAGMENT_ALONE:
         return
     try:
         st.rerun(list(keys))

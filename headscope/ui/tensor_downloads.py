@@ -20,11 +20,11 @@ def tensor_downloads(container, name: str, text: str, pair: str | None, key: str
     with container.popover("Every head as a file: .npz, JSON, CSV", icon=":material/download:",
                            key=f"{key}_all", on_change="rerun") as box:
         if box.open:
-            buttons(st, name, text, pair, key, res)
+            buttons(name, text, pair, key, res)
 
 
-def buttons(container, name: str, text: str, pair: str | None, key: str, res=None):
-    """The three buttons of tensor_downloads, in `container`."""
+def buttons(name: str, text: str, pair: str | None, key: str, res=None):
+    """The three buttons of tensor_downloads, side by side where they are drawn."""
     res = res if res is not None else models.attend(name, text, pair)  # cached
     L, H, T, _ = res.attentions.shape
     n = L * H * T * T
@@ -33,7 +33,7 @@ def buttons(container, name: str, text: str, pair: str | None, key: str, res=Non
     stem = f"attention_all_{L}x{H}x{T}x{T}"
     att = res.attentions.numpy  # (L, H, T, T), called only when a file is built
     big = f"{n:,} weights: too many for this format here; use .npz or headscope export"
-    a, b, c = container.columns(3)
+    a, b, c = st.columns(3)
     a.download_button("All heads .npz", lambda: tensor_npz(res.labels, att(), **meta),
                       file_name=f"{stem}.npz", mime="application/octet-stream",
                       key=f"{key}_all_npz", width="stretch", disabled=n > MAX_NPZ_ENTRIES,

@@ -11,7 +11,7 @@ from testkit.apptest import PAGES, _walk, go_to, open_app, survives
 from testkit.server import ROOT
 
 FRAME_KEYS = {"model", "text", "pair", "preset", "present_toggle", "present_leave",
-              # the frame's start card (headscope/ui/start_card.py) and its lesson (both_ways.py)
+              # the start card (headscope/ui/start_card.py, the Explorer draws it) and its lesson
               "start_card", "start_close", "start_both_ways", "start_both_ways_map",
               "share_box"}  # the copy-link box (headscope/ui/share.py)
 

@@ -173,7 +173,7 @@ def test_every_control_works_from_the_keyboard_alone(app_url, page, bundled):
     assert status.text_content().startswith("Layer 3 of 6, head 2, focus ")
     assert len(sent) == before  # every view change above stayed in the browser
     page.get_by_role("switch", name="Whole words").focus()
-    for _ in range(3):  # Hide, By norm, Copy link (which also refreshes the sidebar's box)
+    for _ in range(3):  # Hide, By norm, Copy link
         page.keyboard.press("Tab")
     page.keyboard.press("Enter")
     page.locator(".st-key-ex_view .hs-ex-link").first.wait_for(timeout=10_000)

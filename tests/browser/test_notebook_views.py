@@ -17,7 +17,7 @@ TEXT = "The cat sat on the mat because it was tired."
 
 # The stand-in model: get/set/on/off/save_changes/send, as anywidget's; packed arrays arrive as
 # DataViews (what anywidget hands over for a bytes trait), sent here as base64 under "dv"
-STAND_IN = """async ([src, payload]) => {
+STAND_IN = """async ([src, payload, css]) => {
   const toDv = (x) => {
     if (Array.isArray(x)) return x.map(toDv);
     if (x && typeof x === 'object') {
@@ -31,7 +31,7 @@ STAND_IN = """async ([src, payload]) => {
     }
     return x;
   };
-  const state = { payload: toDv(payload), view: {} }, handlers = {};
+  const state = { payload: toDv(payload), view: {}, css }, handlers = {};
   window.sent = []; window.saved = [];
   const model = {
     get: (k) => state[k], set: (k, v) => { state[k] = v; },
@@ -67,7 +67,8 @@ def seen(bundled):
 
 def _mount(page, payload):
     page.set_content("<!doctype html><meta charset='utf-8'><body></body>")
-    page.evaluate(STAND_IN, [bundle.anywidget_js(), _dv(widgets._binary(payload))])
+    css = widgets.View.css.default_value  # the widget's css trait: its shadow root's style
+    page.evaluate(STAND_IN, [bundle.anywidget_js(), _dv(widgets._binary(payload)), css])
 
 
 def _drawn(page, tokens):
@@ -85,6 +86,9 @@ def test_widget_grid_draws_hovers_clicks_and_exports(page, seen, tmp_path):
     _mount(page, view_input.grid(seen, layer=2))
     _drawn(page, seen.tokens)
     host = page.locator("div.hs-host")
+    # the component's CSS reached the shadow root: a button has attention.css's border
+    assert page.locator(".hs-btn").first.evaluate("e => getComputedStyle(e).borderTopColor") \
+        == "rgb(208, 208, 216)"
     H = seen.att.shape[1]
     assert host.get_attribute("data-heads") == str(H)
     assert host.get_attribute("data-maps") == str(H + 2)  # the heads, summed head, mean
@@ -176,6 +180,8 @@ def test_standalone_html_offline_from_file(browser, seen, tmp_path):
     try:
         page.goto(path.as_uri())
         _drawn(page, seen.tokens)
+        assert page.locator(".hs-btn").first.evaluate(  # the CSS travelled in the file
+            "e => getComputedStyle(e).borderTopColor") == "rgb(208, 208, 216)"
         geo = json.loads(page.locator("div.hs-host").get_attribute("data-geometry"))
         page.locator("canvas.hs-lines").hover(position={"x": geo["right"] + 10,
                                                         "y": geo["top"] + 2.5 * geo["row"]})

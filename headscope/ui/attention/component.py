@@ -51,8 +51,8 @@ def _mounter():
         try:
             mount = st.components.v2.component(NAME, js=ENTRY, css=bundle.CSS_FILE)
             _MOUNT.append((True, mount))
-        except (StreamlitAPIException, StreamlitComponentRegistryError):
-            # no asset folder known for NAME, or its files not there
+        except (StreamlitAPIException, StreamlitComponentRegistryError, ValueError):
+            # no asset folder known for NAME, or the entry module not in it (ValueError)
             _MOUNT.append((False, st.components.v2.component(NAME, js=bundle.streamlit_js(),
                                                              css=bundle.css())))
     return _MOUNT[0]

@@ -204,7 +204,6 @@ function exCopyLink(x) {
   box.replaceChildren(said, code(students), el("div", "hs-ex-note", "The same view for a projector (presentation mode):"), code(u.href));
   box.hidden = false;
   x.host.dataset.copied = students;
-  x.component.setTriggerValue("share", students);  // the sidebar's box (its QR code) follows
   if (navigator.clipboard && window.isSecureContext) navigator.clipboard.writeText(students).catch(() => { said.textContent = "Select the link below and copy it:"; });
   else said.textContent = "Select the link below and copy it (this page is not served over https, so it cannot copy for you):";
 }
