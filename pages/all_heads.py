@@ -202,13 +202,8 @@ st.caption("One sentence is an anecdote. Average the metrics over many sentences
            f"with its first {CORPUS_TOKENS} tokens, as in Clark et al. 2019's 128-token "
            "segments.")
 ss = st.session_state  # the link's corpus choice first
-if "corpus" in pending:
-    raw = pending.pop("corpus")
-    if raw in SOURCES:
-        ss.ah_corpus_source = SOURCES[raw]
-    else:
-        st.warning("The link's corpus is not one of presets or own; it was ignored.",
-                   icon=style.ICON_LINK)
+link.take_choice(pending, "corpus", SOURCES, "ah_corpus_source",
+                 "The link's corpus is not one of presets or own; it was ignored.")
 if "lines" in pending:
     ss.ah_corpus_lines = pending.pop("lines")[:guards.MAX_CHARS]
 if "profile" in pending:

@@ -95,13 +95,8 @@ note("Switching a head off sets its attention weights to zero for this one run (
 
 # the link's choice: how, which heads or layers are off, k (ignored with a message if unknown)
 ss = st.session_state
-if "how" in pending:
-    raw = pending.pop("how")
-    if raw in HOW:
-        ss.hl_how = HOW[raw]
-    else:
-        st.warning("The link's way of switching heads off is not one of heads, layers or top; "
-                   "it was ignored.", icon=style.ICON_LINK)
+link.take_choice(pending, "how", HOW, "hl_how", "The link's way of switching heads off is not "
+                 "one of heads, layers or top; it was ignored.")
 if "off" in pending:  # heads ("L1 H3") or layers ("L6"), comma-separated
     by_layer = ss.get("hl_how") == HOW["layers"]
     parse = parse_layer if by_layer else HeadId.parse

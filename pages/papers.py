@@ -23,13 +23,8 @@ def to_decoder():
 def link_paper():
     """The link's paper (clark2019, …), where it is one of the seven; the kept one otherwise."""
     ss = st.session_state
-    if "paper" in pending:
-        raw = pending.pop("paper")
-        if raw in KEYS:
-            ss.pp_paper = raw
-        else:
-            st.warning(f"The link's paper is not one of {', '.join(KEYS)}; it was ignored.",
-                       icon=style.ICON_LINK)
+    link.take_choice(pending, "paper", {k: k for k in KEYS}, "pp_paper",
+                     f"The link's paper is not one of {', '.join(KEYS)}; it was ignored.")
     if ss.get("pp_paper") not in KEYS:
         ss.pp_paper = KEYS[0]
 

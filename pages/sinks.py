@@ -19,13 +19,8 @@ GRID_ROOM = 400  # px: the two grids on a projector, under the row of controls
 def link_sink(kinds: dict):
     """The link's sink kind ("cls", "sep"), where this model has it; the kept one otherwise."""
     ss = st.session_state
-    if "sink" in pending:
-        raw = pending.pop("sink")
-        if raw in kinds:
-            ss.sk_kind = raw
-        else:
-            st.warning("The link's sink is not one of this model's; it was ignored.",
-                       icon=style.ICON_LINK)
+    link.take_choice(pending, "sink", {k: k for k in kinds}, "sk_kind",
+                     "The link's sink is not one of this model's; it was ignored.")
     if ss.get("sk_kind") not in kinds:
         ss.sk_kind = next(iter(kinds))
 
@@ -35,14 +30,9 @@ def link_lesson():
     ss = st.session_state
     if "lesson" in pending:
         ss.sk_lesson = link.is_on(pending.pop("lesson"))
-    if "depth" in pending:
-        raw = pending.pop("depth")
-        chosen = [d for d in both_ways.DEPTHS if d.split()[0] == raw]
-        if chosen:
-            ss.sk_depth = chosen[0]
-        else:
-            st.warning("The link's depth is not one of first, middle, last or mean; it was "
-                       "ignored.", icon=style.ICON_LINK)
+    link.take_choice(pending, "depth", {d.split()[0]: d for d in both_ways.DEPTHS},
+                     "sk_depth",
+                     "The link's depth is not one of first, middle, last or mean; it was ignored.")
     ss.setdefault("sk_depth", both_ways.DEPTHS[0])
 
 

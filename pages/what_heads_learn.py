@@ -45,13 +45,9 @@ def chosen_treebank(where=st):
     """(name, cache key, sentences) of the treebank picked (its box in `where`), or a message
     and the page stopped."""
     names = [*tb.treebank_choices(), tb.UPLOAD]
-    if "treebank" in pending:  # a link names one of the server's treebanks (never a path)
-        named = pending.pop("treebank")
-        if named in names[:-1]:
-            st.session_state.wh_treebank = named
-        else:
-            st.warning("The link names a treebank this server does not offer; it was ignored.",
-                       icon=style.ICON_LINK)
+    # a link names one of the server's treebanks (never a path)
+    link.take_choice(pending, "treebank", {n: n for n in names[:-1]}, "wh_treebank",
+                     "The link names a treebank this server does not offer; it was ignored.")
     choice = where.selectbox("Treebank", names, key="wh_treebank")
     if choice == tb.SAMPLE:
         note("A **small hand-made sample**: 153 simple English sentences written and annotated "

@@ -25,6 +25,19 @@ def is_on(raw: str) -> bool:
     return str(raw).strip().lower() in ("1", "true", "yes", "on")
 
 
+def take_choice(pending: dict, param: str, options: dict, key: str, refused: str):
+    """A page's link parameter that names one of `options` (the link's word -> the widget's
+    value): popped from `pending` and set as the widget's session key `key`; any other word is
+    ignored with the message `refused` (never repeating the link's value: it is user text)."""
+    if param not in pending:
+        return
+    raw = pending.pop(param)
+    if raw in options:
+        st.session_state[key] = options[raw]
+    else:
+        st.warning(refused, icon=style.ICON_LINK)
+
+
 def clamp_int(raw, lo: int, hi: int, what: str):
     """(value or None, message or None) for a query parameter that should be an int in [lo, hi]."""
     try:
