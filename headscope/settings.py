@@ -99,13 +99,16 @@ def read(environ) -> Settings:
     return Settings(**values, problems=tuple(problems))
 
 
+_VARIABLES = tuple(variable(f.name) for f in fields(Settings) if f.name != "problems")
+
+
 @lru_cache(maxsize=4)
 def _cached(snapshot: tuple) -> Settings:
     return read(dict(snapshot))
 
 
 def settings() -> Settings:
-    """The settings of the current environment (read again only when a HEADSCOPE_* variable
-    changed)."""
-    return _cached(tuple(sorted((k, v) for k, v in os.environ.items()
-                                if k.startswith("HEADSCOPE_"))))
+    """The settings of the current environment (read again only when one of its variables
+    changed). Only the variables it reads are looked up: a page asks several times a run, and
+    walking the whole environment costs ~0.1 ms each time."""
+    return _cached(tuple((k, v) for k in _VARIABLES if (v := os.environ.get(k)) is not None))

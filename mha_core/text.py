@@ -6,6 +6,7 @@ Shape letters: T tokens (subwords), G word groups.
 import threading
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 import torch
@@ -48,6 +49,7 @@ class TextPair:
     kept_seps: int = 0  # typed [SEP]s left inside a sentence (read as [SEP] tokens there)
 
 
+@lru_cache(maxsize=32)  # asked at every encoding: a tokenizer call each time costs ~0.2 ms
 def pair_seps(tokenizer) -> int:
     """How many separator tokens the tokenizer puts between sentence A and sentence B: 1 for
     BERT's [CLS] A [SEP] B [SEP], 2 for RoBERTa's <s> A </s></s> B </s> (read off the

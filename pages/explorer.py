@@ -6,10 +6,10 @@ tokens, whole words, hidden [CLS]/[SEP], by norm, the token window), keeping it 
 bar. The server hears of the view only from a link or an example (the view it imposes), a click
 that masks a token, and, for a text over LOCAL_TOKENS tokens, a layer it has not sent.
 
-What reads the sentence runs as keyed fragments (page.as_fragment): the start card, the maps,
-and the downloads and masked word below them. A new sentence reruns those alone
-(page.sentence_parts, sidebar.sentence_changed), not the frame, the sidebar or the constant
-notes between them.
+What reads the sentence runs as keyed fragments (page.as_fragment): the start card's answers,
+the maps, and the masked word below them. A new sentence reruns those alone
+(page.sentence_parts, sidebar.sentence_changed), not the frame, the sidebar, the page's heading
+or the constant notes between them: every element a run sends again is work for the browser.
 """
 
 import streamlit as st
@@ -38,7 +38,10 @@ from headscope.ui.tensor_downloads import tensor_downloads
 from mha_core.shown import explorer_view
 
 PAGE = Page("ex", link=("layer", "head", "focus", "words", "nospecial", "norms"))
-CARD, MAPS, BELOW = "explorer_card", "explorer", "explorer_below"  # the fragments' keys
+MAPS, FILES, BELOW = "explorer", "explorer_files", "explorer_below"  # the fragments' keys
+TITLE = ("Explorer", "Every head of one layer for any sentence, beside the same weights read as "
+                     "one head (the summed head) and the mean of the heads; where the focus tokens "
+                     "look in every head of every layer.")
 
 
 def imposed_view(pending: dict, res, L: int, H: int) -> dict | None:
@@ -67,24 +70,13 @@ def imposed_view(pending: dict, res, L: int, H: int) -> dict | None:
     return dict(view, seq=ss.ex_seq)
 
 
-@as_fragment(CARD, link=False)
-def card():
-    """The start card, above the page on a first visit: it answers for this sentence."""
-    start_card.start_card()
-
-
 @as_fragment(MAPS)
 def explorer():
-    """The sentence's maps, with the link and the copy-link box."""
+    """The sentence's maps, and the link."""
     ss = st.session_state
     ss.ex_ok = False  # the parts below read this run's sentence only once this part is done
     pending = PAGE.start()
     link.sync_link()  # the sentence in the address bar: a new one reruns this alone
-    title = ("Explorer", "Every head of one layer for any sentence, beside the same weights read "
-                         "as one head (the summed head) and the mean of the heads; where the focus "
-                         "tokens look in every head of every layer.")
-    if not presenting():  # on a projector the maps need the first screen (the nav names the page)
-        PAGE.heading(*title, compact=True)
     name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
     bert = guards.model_or_stop(name)
     cfg = bert.config
@@ -127,7 +119,8 @@ def explorer():
             masked_words.mask_from_click("ex_mask", res.labels, value[0], str(value[1]))
             sidebar.rerun_fragments(BELOW)  # the masked word is drawn by the part below
 
-    data = guards.computed_or_none(explorer_data, name, text, pair, layer, focus)
+    with models.busy(text, pair, "Reading every head of every layer…"):
+        data = guards.computed_or_none(explorer_data, name, text, pair, layer, focus)
     if data is None:
         return
     window = PRESENT_WINDOW if presenting() else WINDOW  # the most tokens a map shows
@@ -169,24 +162,35 @@ def notes():
                  label="One head trained against many: the Training lab")
 
 
-@as_fragment(BELOW, link=False)
+@as_fragment(FILES)
+def files():
+    """The sentence's whole tensor as files, in a popover built only while open: closed, it
+    holds nothing of the sentence, so a new sentence does not rerun it; opening it reruns it
+    alone, for the sentence in the box then."""
+    name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
+    tensor_downloads(st, name, text, pair, "ex", why_not=None if st.session_state.get(
+        "ex_ok") else "The maps above show no sentence yet: type one the model can read.")
+
+
+@as_fragment(BELOW)
 def below():
-    """The sentence's whole tensor as files, its masked word and ELECTRA's replaced tokens: a
-    fragment of its own, so that a new sentence reruns it with the maps, and a masked word
-    reruns it alone."""
+    """The sentence's masked word and ELECTRA's replaced tokens: a fragment of its own, so that
+    a new sentence reruns it with the maps, and a masked word reruns it alone."""
     if not st.session_state.get("ex_ok"):  # the maps stopped on this text and said why
         return
     name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
     bert = models.get_bert(name)[0]
     facts = models.text_facts(name, text, pair)
     res = models.attend(name, text, pair)
-    tensor_downloads(st.container(), name, text, pair, "ex", res)
     masked_words.section(name, text, pair, facts, "ex_mask", res)
     replaced.section(name, text, pair, bert)  # ELECTRA's discriminator only
 
 
-card()
+card = start_card.start_card()  # a first visit's card: its answers read the sentence
+if not presenting():  # on a projector the maps need the first screen (the nav names the page)
+    PAGE.heading(*TITLE, compact=True)
 explorer()
 notes()
+files()
 below()
-sentence_parts(CARD, MAPS, BELOW)
+sentence_parts(MAPS, *card, BELOW)  # the maps first: the parts below read what they found

@@ -90,6 +90,7 @@ class Run:
     components: dict = field(default_factory=dict)  # key -> the component's data (json)
     sizes: dict = field(default_factory=dict)  # element type (or "component js") -> bytes
     metrics: dict = field(default_factory=dict)  # st.metric: label -> shown value
+    markdown: list = field(default_factory=list)  # st.markdown / st.caption bodies
     exceptions: list = field(default_factory=list)  # st.exception / error texts
     query: str | None = None  # the address bar's query string the run set (None: unchanged)
     error: str = ""  # why the action failed (timeout, connection closed)
@@ -232,6 +233,8 @@ class Session:
             run.exceptions.append(f"{body.type}: {body.message}")
         elif etype == "metric":
             run.metrics[body.label] = body.body
+        elif etype == "markdown":
+            run.markdown.append(body.body)
         elif etype == "bidi_component" and key:
             code = len(body.js_content) + len(body.css_content) + len(body.html_content)
             run.sizes["component js+css"] = run.sizes.get("component js+css", 0) + code

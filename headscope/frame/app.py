@@ -46,14 +46,14 @@ current = st.navigation(pages, position="top" if presenting() else "sidebar", ex
 link.claim_pending(current.url_path)  # the link's page values are for the page it opened
 page.keep_widgets()  # a page's settings survive a visit to another page
 # The Explorer runs its sentence's parts as fragments (headscope.ui.page.as_fragment): a new
-# sentence, a click or a masked word reruns them alone, not this frame, and the page draws the
-# copy-link box, which follows its link
+# sentence, a click or a masked word reruns them alone, not this frame; the copy-link box is
+# drawn closed, its links built when it is opened (share.open_slot)
 alone = current.url_path == ""
 # The Training lab trains its own small models and About shows text: neither waits for the
 # BERT checkpoint
 sidebar.sidebar(needs_model=current.url_path not in ("training_lab", "about", "glossary"),
                 page_path=current.url_path, own_sentences=current.url_path == "two_readings",
-                box_by_page=alone)
+                lazy_box=alone)
 link.sync_link(say_too_long=not alone)  # the Explorer says it in its maps' fragment
 for note in link_notes:
     st.warning(note, icon=style.ICON_LINK)

@@ -14,7 +14,7 @@ from .attention.explorer_payload import explorer_payload
 from .words import special_names
 
 
-@st.cache_data(**models.bounded(), show_spinner="Reading every head of every layer…")
+@st.cache_data(**models.bounded(), show_spinner=False)  # the page shows one (models.busy)
 def explorer_data(name: str, text: str, pair: str | None, layer: int, focus: tuple) -> dict:
     """The component's data for this sentence: weights, summed head and norms of every layer
     (a text over LOCAL_TOKENS tokens: layer `layer` and the rows of the `focus` token positions

@@ -181,9 +181,22 @@ def bert_or_raise(name: str):
     return bert
 
 
-# Cached computations that can take long (a 512-token text) name what they do in a spinner;
-# Streamlit shows it only when a call runs longer than 0.5 s (streamlit/elements/spinner.py).
-@st.cache_data(**bounded(), show_spinner="Running the model on this text…")
+SPINNER_CHARS = 200  # a shorter text (and pair) never takes 0.5 s on a model the app loads
+
+
+def busy(text: str, text_pair: str | None, what: str):
+    """A spinner saying `what` around a computation on a long text; none on a short one.
+    Streamlit shows a spinner only once the call has run 0.5 s, and waits by starting a thread
+    for every call (streamlit/elements/spinner.py): 2-5 ms of the script's thread, and one more
+    message, at every new sentence, for a spinner a short text never shows."""
+    import contextlib
+
+    if len(text) + len(text_pair or "") > SPINNER_CHARS:
+        return st.spinner(what)
+    return contextlib.nullcontext()
+
+
+@st.cache_data(**bounded(), show_spinner=False)  # attend_with_norms shows one (busy)
 def _attend_arrays(name: str, text: str, text_pair: str | None = None):
     """(bert.attend's result, its value norms ||f_h(x_j)|| (L, H, T)) from ONE forward pass
     (the forward cache's "v" of the run that made the maps: mha_core.norms.value_norms), with
@@ -255,7 +268,8 @@ def attend_with_norms(name: str, text: str, text_pair: str | None = None):
     the same forward pass (_attend_arrays)."""
     import torch
 
-    arrays, norms = _attend_arrays(name, text, text_pair)
+    with busy(text, text_pair, "Running the model on this text…"):
+        arrays, norms = _attend_arrays(name, text, text_pair)
     return _swap(arrays, torch.from_numpy), torch.from_numpy(norms)
 
 

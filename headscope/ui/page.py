@@ -8,7 +8,6 @@ Widget keys start with the page's prefix, so two pages never share one (a Traini
 selectbox once wrote an int into the Head lab's multiselect of head names).
 """
 
-import functools
 from dataclasses import dataclass
 
 import streamlit as st
@@ -77,31 +76,15 @@ def keep_widgets():
             ss[key] = ss[key]
 
 
-def as_fragment(key: str, link: bool = True):
-    """A part of a page whose own widgets change only that part (the Explorer's start card, its
-    maps, and the downloads and masked word under them) runs through this: a change of one of
-    its widgets reruns it alone (an st.fragment named `key`), without the frame, the sidebar,
-    the navigation and the page's constant text around it. A new sentence typed in the frame's
-    sentence box reruns the parts the page names at its end (sentence_parts). Other sidebar
-    changes still rerun everything.
-
-    link: this part writes the page's link, so it draws the copy-link box (outside the page) at
-    its end (share.hold, share.release) and the box follows the link; the frame tells the
-    sidebar to leave that box to the page (sidebar's box_by_page). One part per page."""
-    def wrap(body):
-        @st.fragment(key=key)
-        @functools.wraps(body)
-        def fragment():
-            if not link:
-                body()
-                return
-            share.hold()
-            try:
-                body()
-            finally:  # also when the page stops early (st.stop on bad input)
-                share.release()
-        return fragment
-    return wrap
+def as_fragment(key: str):
+    """A part of a page whose own widgets change only that part (the Explorer's maps, and the
+    masked word under them) runs through this: a change of one of its widgets reruns it alone
+    (an st.fragment named `key`), without the frame, the sidebar, the navigation and the page's
+    constant text around it. A new sentence typed in the frame's sentence box reruns the parts
+    the page names at its end (sentence_parts). Other sidebar changes still rerun everything.
+    The frame draws such a page's copy-link box closed and lazy (share.open_slot), so that the
+    link a part's own rerun writes needs no box drawn again."""
+    return st.fragment(key=key)
 
 
 def sentence_parts(*keys: str):

@@ -14,38 +14,26 @@ from . import style
 from .presentation import presenting
 
 _SLOT, _PAGE, _DRAWN = "_share_slot", "_share_page", "_share_drawn"
-_HELD = "_share_held"  # the page, run as a fragment, draws the box at its end
+_HELD = "_share_held"  # the box is drawn once per full run, lazily (a page run as fragments)
 QR_PX = 300  # the QR code's width on screen: ~9 px a module for a 100-character link, read by a
              # phone from the back of a classroom when projected at 1280×720
 
 
-def open_slot(where, page_path: str, by_page: bool = False):
+def open_slot(where, page_path: str, lazy: bool = False):
     """The frame's call, once per run: where the box goes (the sidebar, or its own button in the
     row above the page in presentation mode) and the url path of the page being run ("" for the
-    default). by_page: the page, run as a fragment, draws the box (hold, release)."""
-    st.session_state[_SLOT] = where.empty()
-    st.session_state[_PAGE] = page_path
-    st.session_state[_DRAWN] = None  # a new slot: nothing drawn in it yet
-    if by_page:
-        hold()
-    refresh()
-
-
-def hold():
-    """A page run as a fragment (headscope.ui.page.as_fragment): until release, the link's
-    changes do not redraw the box."""
-    st.session_state[_HELD] = True
-
-
-def release():
-    """The end of a page run as a fragment, full run or its own: the box drawn once, from
-    inside the fragment, with the link the run ends with. Every run of the fragment draws it:
-    Streamlit lets a fragment's rerun write to a container outside it (the box's slot in the
-    sidebar) only where the fragment wrote on the last full run, and the browser clears what a
-    fragment drew on its last run and did not draw again."""
-    st.session_state.pop(_HELD, None)
-    st.session_state[_DRAWN] = None
-    refresh(lazy=True)
+    default). lazy: the page runs its parts as fragments (the Explorer), whose own reruns change
+    the link: the box is drawn here once, closed, its contents built only while it is open
+    (opening it reruns the app, whose address bar holds the link as it is then), and no later
+    change of the link redraws it. A new sentence then sends nothing to the sidebar."""
+    ss = st.session_state
+    ss[_SLOT] = where.empty()
+    ss[_PAGE] = page_path
+    ss[_DRAWN] = None  # a new slot: nothing drawn in it yet
+    ss.pop(_HELD, None)
+    refresh(lazy=lazy)
+    if lazy:
+        ss[_HELD] = True
 
 
 def links() -> tuple:
@@ -85,14 +73,13 @@ def qr_png(link: str) -> bytes | None:
 
 def refresh(lazy: bool = False):
     """Draw the box in its slot with the links of the view as it is now, unless it shows them
-    already. lazy: the box's contents are built only while it is open (opening it reruns what
-    drew it): its QR code costs ~6 ms (segno's encoding and the PNG), which every new sentence
-    would pay for a box seldom opened. Only release() asks for it: the box is a widget then, and
-    release draws it once per run, where refresh may draw it again after each change of the
-    link."""
+    already. lazy: the box's contents are built only while it is open (opening it reruns the
+    app): its QR code costs ~6 ms (segno's encoding and the PNG), which every new sentence would
+    pay for a box seldom opened. Only open_slot asks for it: the box is a widget then, drawn
+    once per run, where refresh may draw it again after each change of the link."""
     slot = st.session_state.get(_SLOT)
     if slot is None or st.session_state.get(_HELD):
-        return  # no box, or the page draws it at its end (release)
+        return  # no box, or a lazy one, drawn once (open_slot)
     students, projector = links()
     if st.session_state.get(_DRAWN) == (students, projector):
         return  # the box already shows these links: redrawing it sends ~6 messages for nothing

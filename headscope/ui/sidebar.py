@@ -111,12 +111,12 @@ OWN_SHORT = "This page compares its own sentences, A and B, below."  # one line 
 
 
 def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool = False,
-            box_by_page: bool = False):
+            lazy_box: bool = False):
     """Call once per run, from the frame. A page that does not need the BERT model
     (needs_model=False) does not wait for it to load. page_path: the url path of the page being
     run, for the copy-link box. own_sentences: the page types its own sentences (Two readings),
     so the shared sentence's boxes give way to a note saying so (their values are kept).
-    box_by_page: the page, run as a fragment, draws the copy-link box (share.release)."""
+    lazy_box: the page runs its parts as fragments: the copy-link box is lazy (share.open_slot)."""
     ss = st.session_state
     ss[TEXT_FRAGMENT] = None  # a full run: the page registers its fragments again (as_fragment)
     ss.setdefault("model", BUNDLED)
@@ -145,7 +145,7 @@ def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool =
                 pair_box(st, get_bert(ss.model)[0] if needs_model else None)
             st.selectbox("Model", list(model_choices()), key="model")
         # one click from the row, not a popover in a popover
-        share.open_slot(c4, page_path, box_by_page)
+        share.open_slot(c4, page_path, lazy_box)
         c5.button("Leave presentation", on_click=set_present, args=(False,),
                   key="present_leave", width="stretch")
         return
@@ -171,4 +171,4 @@ def sidebar(needs_model: bool = True, page_path: str = "", own_sentences: bool =
         st.toggle("Presentation mode", key="present_toggle", on_change=set_present,
                   help="For a projector: larger text and charts, no sidebar (the sentence "
                        "moves above the page). Copy link offers a link that opens in it.")
-        share.open_slot(st, page_path, box_by_page)
+        share.open_slot(st, page_path, lazy_box)

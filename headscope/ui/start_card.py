@@ -46,10 +46,24 @@ def best_fit(name: str, layer: int):
     return qs.BestFit(layer, result["layers"][layer]["fitted"]["1"])
 
 
+# (tab label, question, page, link label) of the five questions, in the tabs' order
+QUESTIONS = [
+    ("Split or copied?", "Is the input split across the heads, or copied to each?",
+     page_file("inside_mha"), "Inside MHA: narrow vs wide"),
+    ("Why do heads differ?", "Why do the heads differ, and why do they stay different?",
+     page_file("training_lab"), "Training lab: the symmetry experiment"),
+    ("What do heads learn?", "What do the heads learn?",
+     page_file("all_heads"), "All heads: every head labelled"),
+    ("One head enough?", "Is one head enough?",
+     page_file("training_lab"), "Training lab: 1 head vs many"),
+    ("What does it cost?", "What does it cost?",
+     page_file("inside_mha"), "Inside MHA: what it costs"),
+]
+
+
 @st.cache_data(**models.bounded(), show_spinner=False)
 def answers(name: str, text: str) -> list:
-    """[(tab label, question, answer markdown, page, link label)] for the model `name` and
-    `text`."""
+    """The five answers (markdown, QUESTIONS' order) for the model `name` and `text`."""
     bert, _ = models.get_bert(name)
     # the pair spelled out: st.cache_data keys the arguments as given, and (name, text) alone
     # missed the Explorer's entry for (name, text, None): a second forward pass per sentence
@@ -70,32 +84,22 @@ def answers(name: str, text: str) -> list:
            f"{s['heads']} heads write, on sentences it never saw."
            if one["best_fit"] else "")
     return [
-        ("Split or copied?", "Is the input split across the heads, or copied to each?",
-         f"Copied: each of the {s['heads']} heads reads all {s['d_model']} numbers of every "
-         f"token; what is split is what each head writes ({s['d_model']} / {s['heads']} = "
-         f"{s['d_head']} numbers).",
-         page_file("inside_mha"), "Inside MHA: narrow vs wide"),
-        ("Why do heads differ?", "Why do the heads differ, and why do they stay different?",
-         f"In layer {layer + 1} the {d['heads']} heads send {word} to {d['targets']} different "
-         "tokens. Nobody asks them to: they start from different random weights, and heads "
-         "that start identical stay identical.",
-         page_file("training_lab"), "Training lab: the symmetry experiment"),
-        ("What do heads learn?", "What do the heads learn?",
-         f"On this sentence, of the {n_heads} heads: {learnt} (Clark et al. 2019's patterns).",
-         page_file("all_heads"), "All heads: every head labelled"),
-        ("One head enough?", "Is one head enough?",
-         f"Not as the **summed head**: layer {layer + 1}'s weights read as one head put "
-         f"{one['summed_share']:.0%} of each row on “{md_text(visible(one['summed_top']))}” "
-         f"({one['summed_entropy']:.2f} nats, where 0 is one target and ln T = "
-         f"{one['uniform']:.2f} is uniform); its heads average {one['heads_entropy']:.2f} "
-         f"nats. A **trained one-head model** is another question.{fit}",
-         page_file("training_lab"), "Training lab: 1 head vs many"),
-        ("What does it cost?", "What does it cost?",
-         f"The same parameters: {cost['heads']} heads of {s['d_head']} have exactly the "
-         f"{cost['params_heads']:,} of one head of {s['d_model']}; but they store "
-         f"{cost['heads']}× the attention maps ({cost['maps_heads']:,} numbers for {T} tokens "
-         f"against {cost['maps_one']:,}).",
-         page_file("inside_mha"), "Inside MHA: what it costs"),
+        f"Copied: each of the {s['heads']} heads reads all {s['d_model']} numbers of every "
+        f"token; what is split is what each head writes ({s['d_model']} / {s['heads']} = "
+        f"{s['d_head']} numbers).",
+        f"In layer {layer + 1} the {d['heads']} heads send {word} to {d['targets']} different "
+        "tokens. Nobody asks them to: they start from different random weights, and heads "
+        "that start identical stay identical.",
+        f"On this sentence, of the {n_heads} heads: {learnt} (Clark et al. 2019's patterns).",
+        f"Not as the **summed head**: layer {layer + 1}'s weights read as one head put "
+        f"{one['summed_share']:.0%} of each row on “{md_text(visible(one['summed_top']))}” "
+        f"({one['summed_entropy']:.2f} nats, where 0 is one target and ln T = "
+        f"{one['uniform']:.2f} is uniform); its heads average {one['heads_entropy']:.2f} "
+        f"nats. A **trained one-head model** is another question.{fit}",
+        f"The same parameters: {cost['heads']} heads of {s['d_head']} have exactly the "
+        f"{cost['params_heads']:,} of one head of {s['d_model']}; but they store "
+        f"{cost['heads']}× the attention maps ({cost['maps_heads']:,} numbers for {T} tokens "
+        f"against {cost['maps_one']:,}).",
     ]
 
 
@@ -105,30 +109,38 @@ def leave(page_path: str):
         close()
 
 
-def start_card():
+ANSWERS, BOTH_WAYS = "start_answers", "start_both_ways_part"  # the card's fragments' keys
+
+
+def start_card() -> tuple:
     """Draw the card while it is due (see first_run): the Explorer's call, first thing in its
-    body, so that the card follows a new sentence in the Explorer's own rerun."""
+    body. Returns the keys of the card's parts that read the sentence, for the page's
+    sentence_parts (none when the card is not drawn): the five answers (one fragment, writing
+    into a slot in each tab) and, while asked for, the two models' maps. The card's frame
+    (its title, Close, the tabs, their links, the glossary and the switch) is drawn by full
+    runs only: a new sentence sends the five answers and nothing else of the card."""
     ss = st.session_state
     if not ss.get(_STATE) or presenting():
-        return
-    name, text = current_model(), current_text()
+        return ()
+    name = current_model()
     bert, err = models.get_bert(name)
     if err:
-        return  # the page says why the model will not load
-    try:
-        rows = answers(name, text if text.strip() else DEFAULT_TEXT)
-    except Exception:  # odd text: the card answers for the default sentence instead
-        rows = answers(name, DEFAULT_TEXT)
+        return ()  # the page says why the model will not load
+    keys = [ANSWERS]
     with st.container(border=True, key="start_card"):
         top, shut = st.columns([7, 1], vertical_alignment="center")
         top.markdown("**Start here: five questions about multi-head attention**, answered "
                      "from this model and this sentence.")
         shut.button("Close", key="start_close", on_click=close, icon=":material/close:",
                     width="stretch")
-        # each tab its answer and its link, no columns: a new sentence redraws the card, and
-        # every element is a message the browser lays out (15 fewer than beside each other)
-        for tab, (_, question, answer, page, label) in zip(st.tabs([r[0] for r in rows]), rows):
-            tab.markdown(f"**{question}** {answer}")
+        # each tab its answer and its link, no columns (every element is a message the
+        # browser lays out); the first tab's answer is the fragment's own body, the others
+        # slots it writes into
+        tabs = st.tabs([q[0] for q in QUESTIONS])
+        slots = [tab.empty() for tab in tabs[1:]]
+        with tabs[0]:
+            _answers(slots)
+        for tab, (_, _, page, label) in zip(tabs, QUESTIONS):
             tab.page_link(page, label=label, icon=":material/arrow_forward:")
         glossary, lesson = st.columns([2, 3], vertical_alignment="center")
         glossary.page_link(page_file("glossary"), label="Glossary: nats, top key, summed head…",
@@ -137,4 +149,29 @@ def start_card():
         # the same lesson with a choice of layer
         if lesson.toggle("BERT reads both ways, GPT looks back: show both models",
                          key="start_both_ways"):
-            both_ways.show(text, key="start_both_ways_map")
+            _both_ways()
+            keys.append(BOTH_WAYS)
+    return tuple(keys)
+
+
+def _answers_now() -> list:
+    name, text = current_model(), current_text()
+    try:
+        return answers(name, text if text.strip() else DEFAULT_TEXT)
+    except Exception:  # odd text: the card answers for the default sentence instead
+        return answers(name, DEFAULT_TEXT)
+
+
+@st.fragment(key=ANSWERS)
+def _answers(slots: list):
+    """The five answers for the sentence in the box: the first here, the others in the slots
+    of the other tabs (st.empty: each run replaces what the last one wrote there)."""
+    texts = [f"**{q[1]}** {a}" for q, a in zip(QUESTIONS, _answers_now())]
+    st.markdown(texts[0])
+    for slot, text in zip(slots, texts[1:]):
+        slot.markdown(text)
+
+
+@st.fragment(key=BOTH_WAYS)
+def _both_ways():
+    both_ways.show(current_text(), key="start_both_ways_map")

@@ -71,8 +71,9 @@ def test_students_reach_the_app(app_url, tokenizer):
 
 def test_a_new_sentence_reruns_the_explorer_alone(app_url, tokenizer):
     """On the Explorer a new sentence reruns the page's fragment only (script_finished 3): no
-    sidebar, navigation or frame element is sent again, yet the maps, the start card's answers
-    and the address bar follow the sentence. On another page it reruns the whole app."""
+    sidebar, navigation, frame or start-card frame element is sent again, yet the maps, the
+    start card's answers and the address bar follow the sentence. On another page it reruns
+    the whole app."""
     from urllib.parse import parse_qs
 
     async def student():
@@ -102,8 +103,12 @@ def test_a_new_sentence_reruns_the_explorer_alone(app_url, tokenizer):
         assert run.error == "" and run.exceptions == [] and run.status == 3
         assert run.components["ex_view"]["tokens"] == tokens_of(tokenizer, text)
         keys = {key for _, key in run.elements if key}
-        assert "start_close" in keys  # the card is drawn again, for the new sentence
-        assert not keys & {"model", "text", "pair", "preset", "present_toggle"}, keys
+        # the start card's answers follow the sentence; its frame (Close, the tabs' links) is
+        # not sent again, nor is the sidebar
+        n = len(tokens_of(tokenizer, text))
+        assert any(f"numbers for {n} tokens" in body for body in run.markdown), run.markdown
+        assert not keys & {"start_close", "model", "text", "pair", "preset", "present_toggle"}
+        assert "page_link" not in {t for t, _ in run.elements}
         assert parse_qs(run.query)["text"] == [text]
     assert typed[0].messages < first.messages
     assert other_page.status == 0 and other_typed.status == 0  # the head view: whole runs
