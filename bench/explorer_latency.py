@@ -7,6 +7,7 @@ the server's part alone, and hover -> highlight drawn.
     .venv/bin/python bench/explorer_latency.py server [--n 20] [--query text=Hi.]
     .venv/bin/python bench/explorer_latency.py hover [--moves 150] [--sizes 10,128,512]
     .venv/bin/python bench/explorer_latency.py views [--changes 200] [--sizes 12,32,128]
+    .venv/bin/python bench/explorer_latency.py floor [--n 20]
 
 enter   The app on a free port (`headscope run`) and Debian's chromium; types --n held-out
         sentences one after another and, for each, times Ctrl+Enter until (a) the attention
@@ -35,6 +36,13 @@ views   View changes in chromium, drawn in the page (explorer.js): --changes of 
         control's input event until the next animation frame after it (the page's clock).
         p50/p95/max per text length (--sizes, tokens), and the messages the page sent on its
         websocket meanwhile (counted on the socket: the goal is 0).
+floor   Streamlit's own floor, beside the Explorer in one run: the same sentences typed into a
+        page with nothing but a sidebar text area and a keyed fragment that draws the text as one
+        element (bench/floor_app.py), timed as enter times the Explorer (Ctrl+Enter until the
+        new text is drawn, none stale); the same page with the Explorer's payload computed and
+        drawn by the attention component (until every map is drawn); then the Explorer by
+        enter's measure. What any Streamlit page pays for a new sentence, what the maps add,
+        and what the rest of the Explorer's page adds.
 hover   Hover -> highlight drawn, measured in the page (performance.now()): the Explorer's
         grid (the hovered row and column in every map) and the Head view (only the hovered
         token's lines), at --sizes tokens. The component records its handler's own work
@@ -52,7 +60,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import harness as h  # noqa: E402
 
-WHAT = ("enter", "split", "server", "hover", "views")
+WHAT = ("enter", "split", "server", "hover", "views", "floor")
+FLOOR_APP = Path(__file__).resolve().parent / "floor_app.py"
+FLOOR_DRAWN = """([text]) => { const e = document.querySelector('.st-key-floor_out');
+  return !!e && e.textContent.trim() === text
+    && !document.querySelector('[data-stale="true"]'); }"""
 
 
 def enter(args):
@@ -109,6 +121,45 @@ def enter_model(args, url, browser, bert, source):
     print(f"  every map of the page drawn: {h.spread(times)}")
     print(f"  chromium CPU per Enter: {h.spread(cpu)}")
     print(f"  'script finished' received (the server's part): {h.spread(server)}\n")
+
+
+def floor(args):
+    """Ctrl+Enter -> drawn on bench/floor_app.py (the text alone; then the Explorer's maps on a
+    bare page), then enter on the Explorer."""
+    import time
+
+    from testkit.browser import submit, type_text, wait_for_explorer
+    from testkit.server import start_app, stop_app
+
+    bert, heads = h.bundled()
+    for maps in (False, True):
+        folder = h.run_dir("floor")
+        env = {"HEADSCOPE_FLOOR_MAPS": "1"} if maps else {}
+        proc, url = start_app(folder / "server.log", env_extra=env, script=FLOOR_APP)
+        times = []
+        try:
+            with h.chromium() as browser:
+                page = browser.new_page(viewport={"width": 1280, "height": 800})
+                page.goto(url)
+                page.wait_for_function(FLOOR_DRAWN, arg=[h.FIRST], polling="raf",
+                                       timeout=60_000)
+                for text in h.SENTENCES[:args.n]:
+                    type_text(page, text)
+                    t_enter = time.perf_counter()
+                    submit(page)
+                    page.wait_for_function(FLOOR_DRAWN, arg=[text.strip()], polling="raf",
+                                           timeout=30_000)
+                    if maps:
+                        wait_for_explorer(page, bert.encode(text).tokens, heads)
+                    times.append((time.perf_counter() - t_enter) * 1000)
+        finally:
+            stop_app(proc)
+        what = ("the Explorer's payload and component on a bare page: Enter -> every map drawn"
+                if maps else "the text alone: Enter -> the text drawn")
+        print(f"\nStreamlit's floor, {what}, {len(times)} sentences; {h.load()}")
+        print(f"  {h.spread(times)}")
+    print()
+    enter(args)
 
 
 # What split injects before the page loads
@@ -396,7 +447,7 @@ def main():
     args.sizes = args.sizes or ([12, 32, 128] if args.what == "views" else [10, 128, 512])
     print(h.machine())
     {"enter": enter, "split": split, "server": server, "hover": hover,
-     "views": views}[args.what](args)
+     "views": views, "floor": floor}[args.what](args)
 
 
 if __name__ == "__main__":
