@@ -63,6 +63,7 @@ def pair_seps(tokenizer) -> int:
     return max(1, b_start - a_end - 1)
 
 
+@lru_cache(maxsize=32)  # read for every new text's facts: a tokenizer call each time
 def pair_reading(tokenizer) -> str:
     """The tokenizer's own pair template with A and B for the sentences, e.g.
     "[CLS] A [SEP] B [SEP]" or "<s> A </s></s> B </s>" (the separator written as it is typed)."""

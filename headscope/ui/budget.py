@@ -158,6 +158,13 @@ def heavy_here(what: str):
 
 
 def is_long(bert, text: str, text_pair: str | None = None) -> bool:
+    """More than LONG_TOKENS tokens. A short ASCII text is not encoded: no tokenizer makes more
+    than two tokens of an ASCII character (byte-level BPE and WordPiece at most one,
+    SentencePiece a piece and its word-start mark), plus the special tokens, and normalising
+    never lengthens ASCII (NFKC can: one ligature becomes 18 letters)."""
+    both = text + (text_pair or "")
+    if both.isascii() and 2 * len(both) + 8 <= LONG_TOKENS:
+        return False
     return len(bert.encode(text, text_pair).tokens) > LONG_TOKENS
 
 

@@ -57,3 +57,21 @@ def test_one_build_at_a_time():
     for t in threads:
         t.join(10)
     assert peak[0] == 1 and len(waited) == 2 and cache.used() == 30
+
+
+def test_is_long_skips_encoding_only_where_no_tokenizer_could_reach_the_limit(bundled):
+    """is_long answers a short ASCII text without encoding it: the answer must be the
+    encoder's own count, for the densest texts just under and over that shortcut's bound."""
+    import random
+
+    from headscope.ui.budget import LONG_TOKENS, is_long
+
+    rng = random.Random(3)
+    dense = ["!" * n for n in (59, 60, 61, 120, 121)] + [" ".join("a" * n) for n in (60, 64, 65)]
+    dense += ["".join(rng.choice("!?.,;:'x1 ") for _ in range(n)) for n in range(40, 200, 7)]
+    dense += ["é" * 30, "ﷺ" * 20, "日本語" * 20]  # not ASCII: always encoded
+    for text in dense:
+        n = len(bundled.encode(text, None).tokens)
+        assert is_long(bundled, text) == (n > LONG_TOKENS), (text[:20], n)
+        if text.isascii():
+            assert n <= 2 * len(text) + 8  # the bound the shortcut relies on
