@@ -6,10 +6,11 @@ tokens, whole words, hidden [CLS]/[SEP], by norm, the token window), keeping it 
 bar. The server hears of the view only from a link or an example (the view it imposes), a click
 that masks a token, and, for a text over LOCAL_TOKENS tokens, a layer it has not sent.
 
-What reads the sentence runs as keyed fragments (page.as_fragment): the start card's answers,
-the maps, and the masked word below them. A new sentence reruns those alone
-(page.sentence_parts, sidebar.sentence_changed), not the frame, the sidebar, the page's heading
-or the constant notes between them: every element a run sends again is work for the browser.
+What reads the sentence runs as keyed fragments: the maps and the masked word below them
+(page.as_fragment), and the start card's answers (start_card's own). A new sentence reruns
+those alone (page.sentence_parts, sidebar.sentence_changed), not the frame, the sidebar, the
+page's heading or the constant notes between them: every element a run sends again is work
+for the browser.
 """
 
 import streamlit as st
@@ -166,7 +167,8 @@ def notes():
 def files():
     """The sentence's whole tensor as files, in a popover built only while open: closed, it
     holds nothing of the sentence, so a new sentence does not rerun it; opening it reruns it
-    alone, for the sentence in the box then."""
+    alone, for the sentence in the box then. (Typing a sentence closes it: the click lands
+    outside it.)"""
     name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
     tensor_downloads(st, name, text, pair, "ex", why_not=None if st.session_state.get(
         "ex_ok") else "The maps above show no sentence yet: type one the model can read.")

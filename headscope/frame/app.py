@@ -9,7 +9,7 @@ widgets and link parameters (headscope.ui.page.Page); nothing here lists them.
 import streamlit as st
 
 from headscope.files import page_file
-from headscope.ui import budget, link, page, sidebar, start_card, style, threads
+from headscope.ui import budget, link, page, share, sidebar, start_card, style, threads
 from headscope.ui.presentation import presenting
 
 budget.slot_script_runs()  # once per process: one script run at a time (others queue)
@@ -55,6 +55,8 @@ sidebar.sidebar(needs_model=current.url_path not in ("training_lab", "about", "g
                 page_path=current.url_path, own_sentences=current.url_path == "two_readings",
                 lazy_box=alone)
 link.sync_link(say_too_long=not alone)  # the Explorer says it in its maps' fragment
+if alone:
+    share.draw_lazy(sidebar.whole_run)  # the copy-link box, closed, from this link
 for note in link_notes:
     st.warning(note, icon=style.ICON_LINK)
 start_card.leave(current.url_path)  # the Explorer draws the card itself

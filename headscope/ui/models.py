@@ -181,17 +181,18 @@ def bert_or_raise(name: str):
     return bert
 
 
-SPINNER_CHARS = 200  # a shorter text (and pair) never takes 0.5 s on a model the app loads
+SPINNER_BYTES = 120  # a shorter text and pair (UTF-8) make at most ~120 tokens: under 0.5 s
 
 
 def busy(text: str, text_pair: str | None, what: str):
     """A spinner saying `what` around a computation on a long text; none on a short one.
     Streamlit shows a spinner only once the call has run 0.5 s, and waits by starting a thread
     for every call (streamlit/elements/spinner.py): 2-5 ms of the script's thread, and one more
-    message, at every new sentence, for a spinner a short text never shows."""
+    message, at every new sentence, for a spinner a short text never shows. Counted in bytes:
+    a byte-level tokenizer makes up to a token of each (an emoji is four)."""
     import contextlib
 
-    if len(text) + len(text_pair or "") > SPINNER_CHARS:
+    if len(text.encode()) + len((text_pair or "").encode()) > SPINNER_BYTES:
         return st.spinner(what)
     return contextlib.nullcontext()
 

@@ -1,7 +1,8 @@
 """The copy-link box: the link to the view as it is now, for the students' screens (never with
 present=1) with its QR code beside it, and, separately, the link for the projector. Every
 query-parameter write of a run redraws it, so it shows the view the run ends with, also when a
-page stops early on bad input."""
+page stops early on bad input; on a page run as fragments (the Explorer) it is drawn closed
+once a full run, after the frame wrote the link, and built only in the run that opens it."""
 
 import io
 from functools import lru_cache
@@ -23,18 +24,30 @@ def open_slot(where, page_path: str, lazy: bool = False):
     """The frame's call, once per run: where the box goes (the sidebar, or its own button in the
     row above the page in presentation mode) and the url path of the page being run ("" for the
     default). lazy: the page runs its parts as fragments (the Explorer), whose own reruns change
-    the link: the box is drawn here once, closed, its contents built only while it is open
-    (opening it reruns the app, whose address bar holds the link as it is then), and no later
-    change of the link redraws it. A new sentence then sends nothing to the sidebar."""
+    the link: the frame draws the box once, closed, after it wrote the link (draw_lazy), its
+    contents built only while it is open (opening it reruns the app), and no later change of
+    the link redraws it. A new sentence then sends nothing to the sidebar."""
     ss = st.session_state
     ss[_SLOT] = where.empty()
     ss[_PAGE] = page_path
     ss[_DRAWN] = None  # a new slot: nothing drawn in it yet
     ss.pop(_HELD, None)
-    refresh(lazy=lazy)
     if lazy:
-        ss[_HELD] = True
+        ss[_HELD] = True  # drawn by draw_lazy, once the frame has written the link
+    else:
+        refresh()
 
+
+def draw_lazy(on_open):
+    """The frame's call after it wrote the link (link.sync_link), on a page run as fragments:
+    the box drawn closed, on_open its callback (sidebar.whole_run). Opened, it is built here
+    from the link this run wrote: the run that opens it may carry the address of the sentence
+    before (Streamlit sends the query string of its last run), and the frame writes the
+    sentence in the box."""
+    ss = st.session_state
+    ss.pop(_HELD, None)
+    refresh(lazy=on_open)
+    ss[_HELD] = True
 
 def links() -> tuple:
     """(for the students, for the projector): the app's address in this browser (relative when
@@ -71,21 +84,22 @@ def qr_png(link: str) -> bytes | None:
     return out.getvalue()
 
 
-def refresh(lazy: bool = False):
+def refresh(lazy=None):
     """Draw the box in its slot with the links of the view as it is now, unless it shows them
-    already. lazy: the box's contents are built only while it is open (opening it reruns the
-    app): its QR code costs ~6 ms (segno's encoding and the PNG), which every new sentence would
-    pay for a box seldom opened. Only open_slot asks for it: the box is a widget then, drawn
-    once per run, where refresh may draw it again after each change of the link."""
+    already. lazy (the box's callback when opened): the box's contents are built only while it
+    is open (opening it reruns the app): its QR code costs ~6 ms (segno's encoding and the
+    PNG), which every new sentence would pay for a box seldom opened. Only draw_lazy asks for
+    it: the box is a widget then, drawn once per run, where refresh may draw it again after
+    each change of the link."""
     slot = st.session_state.get(_SLOT)
     if slot is None or st.session_state.get(_HELD):
-        return  # no box, or a lazy one, drawn once (open_slot)
+        return  # no box, or a lazy one, drawn once (draw_lazy)
     students, projector = links()
     if st.session_state.get(_DRAWN) == (students, projector):
         return  # the box already shows these links: redrawing it sends ~6 messages for nothing
     st.session_state[_DRAWN] = (students, projector)
     with slot.container():
-        lazy_args = dict(key="share_box", on_change="rerun") if lazy else {}
+        lazy_args = dict(key="share_box", on_change=lazy) if lazy else {}
         with st.popover("Copy link", icon=style.ICON_LINK, width="stretch", **lazy_args) as box:
             if lazy and not box.open:
                 return

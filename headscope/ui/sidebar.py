@@ -88,6 +88,15 @@ def rerun_fragments(*keys: str):
         pass
 
 
+def whole_run():
+    """The callback of a lazy popover (the copy-link box, the downloads) and of the start
+    card's lesson switch: what it draws needs a run. A callback, not on_change="rerun": when
+    the same click also commits a new sentence (the sentence box loses focus), whose callback
+    reruns the Explorer's fragments alone (rerun_fragments), a sibling callback that returns
+    makes Streamlit run the whole app instead, so the popover is drawn open, for the new
+    sentence (Streamlit's st.rerun docs: a keyed rerun escalates then)."""
+
+
 def text_was_cut() -> bool:
     ss = st.session_state
     return len(ss.get("text", "")) > MAX_CHARS or len(ss.get("pair", "")) > MAX_CHARS

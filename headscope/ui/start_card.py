@@ -18,7 +18,7 @@ from .labels import visible
 from .layers import default_layer
 from .presentation import presenting
 from .presets import DEFAULT_TEXT, default_focus
-from .sidebar import current_model, current_text
+from .sidebar import current_model, current_text, whole_run
 
 _STATE = "_start_card"  # None: not decided yet; True: shown until closed; False: put away
 HOME = ""  # the Explorer's url path (the default page)
@@ -148,7 +148,7 @@ def start_card() -> tuple:
         # the decoder is loaded only when asked for (both_ways); the Attention sinks page has
         # the same lesson with a choice of layer
         if lesson.toggle("BERT reads both ways, GPT looks back: show both models",
-                         key="start_both_ways"):
+                         key="start_both_ways", on_change=whole_run):
             _both_ways()
             keys.append(BOTH_WAYS)
     return tuple(keys)

@@ -7,6 +7,7 @@ import streamlit as st
 
 from . import models
 from .export import tensor_csv, tensor_json, tensor_npz
+from .sidebar import whole_run
 
 MAX_TEXT_ENTRIES = 2_000_000  # CSV ~80 MB, JSON ~20 MB: 128 tokens on a 6 x 12 model is 1.2 M
 MAX_NPZ_ENTRIES = 40_000_000  # 160 MB of float32: 512 tokens on a 12 x 12 model is 37.7 M
@@ -20,7 +21,7 @@ def tensor_downloads(container, name: str, text: str, pair: str | None, key: str
     models.attend result of the same text, when it has one (not read again); why_not: there is
     no text to give, said in the popover instead of the buttons."""
     with container.popover("Every head as a file: .npz, JSON, CSV", icon=":material/download:",
-                           key=f"{key}_all", on_change="rerun") as box:
+                           key=f"{key}_all", on_change=whole_run) as box:
         if box.open and why_not:
             st.caption(why_not)
         elif box.open:

@@ -258,3 +258,38 @@ def test_enlarged_head_and_focus_bars_read_the_models_weights_and_save_figures(
             data = path.read_bytes()
             assert data[:8] == b"\x89PNG\r\n\x1a\n" if kind == "PNG" else b"<svg" in data[:200]
     assert no_exception(page)
+
+
+def test_copy_link_right_after_a_new_sentence_links_that_sentence(app_url, page, tokens,
+                                                                  bundled):
+    """A new sentence reruns the Explorer's parts alone and the copy-link box is built only
+    when opened: opened straight after a sentence (typed then Ctrl+Enter, and typed then the
+    box clicked, which commits the sentence on the same click), its link names the new
+    sentence, never the one before."""
+    from urllib.parse import quote
+
+    heads = bundled.config.num_attention_heads
+    page.goto(app_url + "/?text=" + quote("I saw the man with a telescope."))
+    wait_for_grid(page, tokens("I saw the man with a telescope."), heads)
+    sidebar = page.get_by_test_id("stSidebar")
+    codes = page.locator('[data-testid="stCode"] code')  # the popover's, drawn over the page
+    for text, enter in (("The dog ran across the field.", True),
+                        ("A nurse carried warm blankets.", False)):
+        box = sentence_box(page)
+        box.click()
+        box.press("Control+a")
+        box.press_sequentially(text)
+        if enter:
+            box.press("Control+Enter")
+            wait_for_explorer(page, tokens(text), heads)
+        sidebar.get_by_role("button", name="Copy link").click()
+        page.wait_for_function(
+            "([sel, want]) => [...document.querySelectorAll(sel)].some(c =>"
+            " c.textContent.replace(/\\s/g, '').includes(want))",
+            arg=['[data-testid="stCode"] code',
+                 "text=" + quote(text, safe="")], timeout=30_000)
+        assert codes.count() >= 1
+        wait_for_explorer(page, tokens(text), heads)  # the maps follow the sentence too
+        page.keyboard.press("Escape")  # the box closed again
+        codes.first.wait_for(state="detached", timeout=30_000)
+    assert no_exception(page)
