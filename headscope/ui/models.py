@@ -10,6 +10,7 @@ result alone and throw out every other session's. So each function's cap is that
 also bounds it where the config file is not read.
 """
 
+import weakref
 from dataclasses import replace
 
 import streamlit as st
@@ -162,14 +163,26 @@ def warm_up():
     import mha_core.shown  # noqa: F401
 
 
+# (name, source) -> the model _load gave: a page asks several times a run, and each
+# st.cache_resource call hashes its arguments (~0.15 ms). Weak: a model _load drops is not
+# kept alive here.
+_LOADED = weakref.WeakValueDictionary()
+
+
 def get_bert(name: str):
     """(bert, None) or (None, error message). A broken checkpoint never takes the app down."""
-    if name not in model_choices():
+    source = model_choices().get(name)
+    if source is None:
         return None, f"Unknown model {name!r}. Choose one from the sidebar."
+    bert = _LOADED.get((name, source))
+    if bert is not None:
+        return bert, None
     try:
-        return _load(name), None
+        bert = _load(name)
     except Exception as e:  # CheckpointError and anything a broken directory throws
         return None, f"The model {name!r} could not be loaded: {e}"
+    _LOADED[(name, source)] = bert
+    return bert, None
 
 
 def bert_or_raise(name: str):
