@@ -183,8 +183,7 @@ def below():
     name, text, pair = sidebar.current_model(), sidebar.current_text(), sidebar.current_pair()
     bert = models.get_bert(name)[0]
     facts = models.text_facts(name, text, pair)
-    res = models.attend(name, text, pair)
-    masked_words.section(name, text, pair, facts, "ex_mask", res)
+    masked_words.section(name, text, pair, facts, "ex_mask")
     replaced.section(name, text, pair, bert)  # ELECTRA's discriminator only
 
 

@@ -143,16 +143,14 @@ def _clicked(grid_key: str, head_key: str):
         st.session_state[head_key] = str(HeadId(int(points[0]["y"]), int(points[0]["x"])))
 
 
-def section(name: str, text: str, pair: str | None, facts: dict, key: str, res=None):
-    """The whole masked-word section of a page; key is the widget-key prefix (e.g. "ex_mask");
-    res: the page's models.attend result of the same text, when it has one (not read again)."""
+def section(name: str, text: str, pair: str | None, facts: dict, key: str):
+    """The whole masked-word section of a page; key is the widget-key prefix (e.g. "ex_mask")."""
     st.subheader("Mask a word")
     bert = models.bert_or_raise(name)
     if not can_mask(bert):
         st.info(no_mask_notice(bert), icon=style.ICON_INFO)
         return
-    if res is None:
-        res = guards.computed_or_none(models.attend, name, text, pair)
+    res = guards.computed_or_none(models.attend, name, text, pair)
     if res is None:
         return
     if not facts["has_mlm"]:

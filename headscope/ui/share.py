@@ -31,23 +31,21 @@ def open_slot(where, page_path: str, lazy: bool = False):
     ss[_SLOT] = where.empty()
     ss[_PAGE] = page_path
     ss[_DRAWN] = None  # a new slot: nothing drawn in it yet
-    ss.pop(_HELD, None)
-    if lazy:
-        ss[_HELD] = True  # drawn by draw_lazy, once the frame has written the link
-    else:
+    ss[_HELD] = lazy  # a lazy box is drawn once, by draw_lazy; refresh leaves it
+    if not lazy:
         refresh()
 
 
 def draw_lazy(on_open):
     """The frame's call after it wrote the link (link.sync_link), on a page run as fragments:
-    the box drawn closed, on_open its callback (sidebar.whole_run). Opened, it is built here
+    the box drawn closed, on_open its callback (sidebar.whole_run), its contents built only
+    while it is open (opening it reruns the app): its QR code costs ~6 ms (segno's encoding and
+    the PNG), which every new sentence would pay for a box seldom opened. Opened, it is built
     from the link this run wrote: the run that opens it may carry the address of the sentence
     before (Streamlit sends the query string of its last run), and the frame writes the
     sentence in the box."""
-    ss = st.session_state
-    ss.pop(_HELD, None)
-    refresh(lazy=on_open)
-    ss[_HELD] = True
+    _draw(*links(), on_open=on_open)
+
 
 def links() -> tuple:
     """(for the students, for the projector): the app's address in this browser (relative when
@@ -84,13 +82,9 @@ def qr_png(link: str) -> bytes | None:
     return out.getvalue()
 
 
-def refresh(lazy=None):
+def refresh():
     """Draw the box in its slot with the links of the view as it is now, unless it shows them
-    already. lazy (the box's callback when opened): the box's contents are built only while it
-    is open (opening it reruns the app): its QR code costs ~6 ms (segno's encoding and the
-    PNG), which every new sentence would pay for a box seldom opened. Only draw_lazy asks for
-    it: the box is a widget then, drawn once per run, where refresh may draw it again after
-    each change of the link."""
+    already, or it is a lazy one (open_slot)."""
     slot = st.session_state.get(_SLOT)
     if slot is None or st.session_state.get(_HELD):
         return  # no box, or a lazy one, drawn once (draw_lazy)
@@ -98,10 +92,16 @@ def refresh(lazy=None):
     if st.session_state.get(_DRAWN) == (students, projector):
         return  # the box already shows these links: redrawing it sends ~6 messages for nothing
     st.session_state[_DRAWN] = (students, projector)
-    with slot.container():
-        lazy_args = dict(key="share_box", on_change=lazy) if lazy else {}
-        with st.popover("Copy link", icon=style.ICON_LINK, width="stretch", **lazy_args) as box:
-            if lazy and not box.open:
+    _draw(students, projector)
+
+
+def _draw(students: str, projector: str, on_open=None):
+    """The box in its slot. on_open: a lazy box, a widget with this callback, its contents
+    built only while it is open."""
+    lazy = dict(key="share_box", on_change=on_open) if on_open else {}
+    with st.session_state[_SLOT].container():
+        with st.popover("Copy link", icon=style.ICON_LINK, width="stretch", **lazy) as box:
+            if on_open and not box.open:
                 return
             # on a projector the QR code stands beside the links (the popover fits 720 px)
             text, code = st.columns([1, 1]) if presenting() else (st, st)

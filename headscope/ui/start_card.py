@@ -122,9 +122,7 @@ def start_card() -> tuple:
     ss = st.session_state
     if not ss.get(_STATE) or presenting():
         return ()
-    name = current_model()
-    bert, err = models.get_bert(name)
-    if err:
+    if models.get_bert(current_model())[1]:
         return ()  # the page says why the model will not load
     keys = [ANSWERS]
     with st.container(border=True, key="start_card"):

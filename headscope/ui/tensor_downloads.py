@@ -13,24 +13,23 @@ MAX_TEXT_ENTRIES = 2_000_000  # CSV ~80 MB, JSON ~20 MB: 128 tokens on a 6 x 12 
 MAX_NPZ_ENTRIES = 40_000_000  # 160 MB of float32: 512 tokens on a 12 x 12 model is 37.7 M
 
 
-def tensor_downloads(container, name: str, text: str, pair: str | None, key: str, res=None,
+def tensor_downloads(container, name: str, text: str, pair: str | None, key: str,
                      why_not: str | None = None):
     """Three download buttons (.npz, JSON, CSV) in `container` for the text's whole tensor
     (token level, every special token kept), in a popover built only while open (one element
-    a new sentence sends, not seven); key: the page's widget-key prefix; res: the page's
-    models.attend result of the same text, when it has one (not read again); why_not: there is
-    no text to give, said in the popover instead of the buttons."""
+    a new sentence sends, not seven); key: the page's widget-key prefix; why_not: there is no
+    text to give, said in the popover instead of the buttons."""
     with container.popover("Every head as a file: .npz, JSON, CSV", icon=":material/download:",
                            key=f"{key}_all", on_change=whole_run) as box:
         if box.open and why_not:
             st.caption(why_not)
         elif box.open:
-            buttons(name, text, pair, key, res)
+            buttons(name, text, pair, key)
 
 
-def buttons(name: str, text: str, pair: str | None, key: str, res=None):
+def buttons(name: str, text: str, pair: str | None, key: str):
     """The three buttons of tensor_downloads, side by side where they are drawn."""
-    res = res if res is not None else models.attend(name, text, pair)  # cached
+    res = models.attend(name, text, pair)  # cached
     L, H, T, _ = res.attentions.shape
     n = L * H * T * T
     meta = dict(model=name, text=text, pair=pair, shape=[L, H, T, T],
