@@ -13,7 +13,9 @@ students. Each student has its own websocket, its own nginx sticky cookie and it
 sentences (7-14 words, drawn from a seeded word list), and follows one script:
 
   open      the teacher's shared link (?text=<the teacher's sentence>): the Explorer
-  enter     types its own sentence (a new one each round)               } --rounds times
+  enter     types its own sentence (a new one each round): first asks the  } --rounds times
+            app's route for the maps, then reruns, as a browser's Enter does }
+            (headscope/ui/explorer_route.py; --no-route: the rerun alone)    }
   layer     moves the layer slider to another layer, 3 times             }
             (drawn in the browser from the maps Enter sent: no message, only the
             student's thinking time; counted as local actions)
@@ -26,7 +28,8 @@ The teacher's own session opens the link and the Head lab first (not counted). S
 arrive uniformly over --ramp seconds; between two actions each thinks for a time drawn
 uniformly from [0.5, 1.5] x --think seconds (default 5: 2.5-7.5 s). Every action is timed from
 sending its rerun to its script_finished (the server's time, queueing included, as a browser
-would see it before drawing). Prints, per configuration, each action's p50/p95/p99, the bytes
+would see it before drawing); "maps" is the route's answer to Enter, and "enter" the route's
+answer and the rerun after it. Prints, per configuration, each action's p50/p95/p99, the bytes
 and messages sent per action, failed sessions (an exception element, a timeout, a closed
 socket), CPU per action (workers and nginx, from /proc), RSS per worker (after the class,
 sessions still open) and its growth per session, and the load average; then the capacity table
@@ -60,7 +63,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench import harness as h  # noqa: E402
 
 TEACHER = "The teacher wrote a sentence on the board for everyone."
-ACTIONS = ("open", "enter", "layer", "head view", "head lab", "head off")
+ACTIONS = ("open", "maps", "enter", "layer", "head view", "head lab", "head off")
 KNEE_P95 = 1.0  # seconds: Enter -> script finished, p95
 # The cores' busy share at which Enter p95 passed 1 s in the quiet tables of docs/capacity.md
 # (2 workers: 200-250 students at 40 ms of CPU per action on one 2-core machine; 100-150 at
@@ -68,6 +71,8 @@ KNEE_P95 = 1.0  # seconds: Enter -> script finished, p95
 KNEE_BUSY = 0.6
 BROKEN_P95 = 20.0  # a configuration this slow (or with failures) ends the list for its workers
 LAYERS, HEADS = 6, 12  # the bundled model's
+CLIENT = []  # the students' one HTTP client for the route (run_class; one: each new client
+             # builds an SSL context, ~20 ms of the probe's loop, which delayed every student)
 
 
 async def student(url: str, i: int, args, start_at: float) -> dict:
@@ -80,8 +85,25 @@ async def student(url: str, i: int, args, start_at: float) -> dict:
     began = time.perf_counter()
     s = Session(url, cookie=f"student-{i:04d}-{rng.getrandbits(32):08x}", fragments=True)
 
-    async def act(kind, **kw):
+    async def ask_route(text):
+        """The browser's first request on Enter: the maps (sentence.js), timed as an action."""
+        from headscope.ui.models import BUNDLED
+        from testkit.protocol import Run
+
+        t0 = time.perf_counter()
+        r = await CLIENT[0].post(url + "/_headscope/explorer", json=dict(
+            model=BUNDLED, text=text, pair=None),
+            headers={"Cookie": f"headscope_affinity={s.cookie}"})  # the student's worker
+        run = Run(seconds=time.perf_counter() - t0, status=0 if r.status_code == 200 else None,
+                  bytes=len(r.content), messages=1)
+        out["actions"].append(("maps", run))
+        if r.status_code != 200:
+            raise RuntimeError(f"maps: HTTP {r.status_code}")
+        return run.seconds
+
+    async def act(kind, before=0.0, **kw):
         run = await s.rerun(**kw)
+        run.seconds += before  # Enter: the route's answer came first
         out["actions"].append((kind, run))
         if run.error or run.exceptions or run.status not in (0, 3):
             raise RuntimeError(f"{kind}: {run.error or run.exceptions or run.status}")
@@ -93,7 +115,9 @@ async def student(url: str, i: int, args, start_at: float) -> dict:
         out["upstream"] = s.upstream
         await act("open", query=urlencode({"text": TEACHER}))
         for _ in range(args.rounds):
-            await act("enter", widgets={"text": text_value(h.random_sentence(rng))})
+            text = h.random_sentence(rng)
+            before = 0.0 if args.no_route else await ask_route(text)
+            await act("enter", before=before, widgets={"text": text_value(text)})
             for _ in range(3):  # a layer move: the browser draws it, the server hears nothing
                 out["local"] += 1
                 await asyncio.sleep(rng.uniform(0.5, 1.5) * args.think)
@@ -215,7 +239,10 @@ async def browsers(url: str, opened: list, act: list) -> list:
 async def run_class(url: str, args, n: int, starts) -> tuple:
     """The teacher's warm-up, the chromium students' pages, then `starts()` (the class's
     clocks begin) and the class."""
+    import httpx
+
     await warm_up(url)
+    CLIENT[:] = [httpx.AsyncClient(timeout=120, limits=httpx.Limits(max_connections=None))]
     opened = [asyncio.Event() for _ in range(args.browsers)]
     act = [asyncio.Event() for _ in range(args.browsers)]
     real = asyncio.ensure_future(browsers(url, opened, act)) if args.browsers else None
@@ -232,6 +259,7 @@ async def run_class(url: str, args, n: int, starts) -> tuple:
         loop.call_at(loop.time() + 0.5 + args.ramp / 2 + i * args.browser_gap, e.set)
     simulated = await asyncio.gather(*(student(url, i, args, t0 + args.ramp * i / max(n, 1))
                                        for i in range(n)))
+    await CLIENT.pop().aclose()
     return simulated, (await real if real is not None else [])
 
 
@@ -343,6 +371,9 @@ def main():
                     help="comma-separated worker counts")
     ap.add_argument("--think", type=float, default=5.0, help="mean think time, seconds")
     ap.add_argument("--rounds", type=int, default=3, help="sentences each student types")
+    ap.add_argument("--no-route", action="store_true",
+                    help="Enter reruns alone, without asking the app's route first (a server "
+                         "from before the route)")
     ap.add_argument("--ramp", type=float, default=10.0, help="seconds over which students arrive")
     ap.add_argument("--script", choices=("full", "explorer"), default="full",
                     help="explorer: the Explorer's actions only (open, enter, layer), without "

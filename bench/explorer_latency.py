@@ -11,11 +11,14 @@ the server's part alone, and hover -> highlight drawn.
 
 enter   The app on a free port (`headscope run`) and Debian's chromium; types --n held-out
         sentences one after another and, for each, times Ctrl+Enter until (a) the attention
-        component has drawn the heads, the summed head and the mean of the new tokens, and (b)
-        every map of the page is drawn, none stale (testkit.browser.EXPLORER_DRAWN). Prints
-        p50/p95 of both, chromium's CPU per Enter (this benchmark's chromium only, from Enter
-        until 300 ms after the last map) and the server's part: Enter -> the browser received
-        the run's "script finished".
+        component has drawn the heads, the summed head and the mean of the new tokens, (b)
+        every map of the page shows them (testkit.browser.EVERY_MAP_SHOWS: what the reader
+        sees, whether the route's answer or the page's run drew it), and (c) the page's run
+        has reached the maps and nothing on the page is stale (testkit.browser.MAPS_DRAWN).
+        Prints p50/p95 of each, chromium's CPU per Enter (this benchmark's chromium only, from
+        Enter until 300 ms after the last map) and the server's part: Enter -> the browser
+        received the run's "script finished". --checkout DIR serves another checkout's app
+        (a git worktree of an earlier commit) to this same measure.
 split   The same Enter, split into its parts by a script injected before the page loads (no
         change to the app): Ctrl+Enter's keydown, every websocket frame sent and received, the
         first canvas operation, the component hosts' data-drawn changes, React's commits
@@ -29,7 +32,10 @@ server  No browser: one session speaking Streamlit's websocket protocol (testkit
         a browser sends) against bench/timed_server.py. Opens the Explorer (--query: '' the
         bare root, 'text=Hi.' a shared link), then --n new sentences (a view change sends
         nothing: see views). Per kind: send -> script finished and the script run on the
-        server's clock, p50/p95, and the kB and messages sent.
+        server's clock, p50/p95, and the kB and messages sent; and the server process's CPU
+        per new sentence (/proc). --route: each sentence is first asked of the app's route
+        (headscope/ui/explorer_route.py), as the browser's Enter does, so the CPU is the
+        route's and the run's together.
 views   View changes in chromium, drawn in the page (explorer.js): --changes of them in a
         seeded random order (layer, head, a focus token, a second focus token added, Whole
         words, Hide [CLS]/[SEP], By norm, the token window where there is one), each from the
@@ -71,7 +77,7 @@ def enter(args):
     """Enter -> the grid drawn, -> every map drawn, chromium's CPU, the server's part."""
     import mha_core
 
-    with h.app("explorer") as (url, _, _), h.chromium() as browser:
+    with h.app("explorer", checkout=args.checkout) as (url, _, _), h.chromium() as browser:
         for source in args.models:  # one server and browser: the models measured side by side
             bert = mha_core.load_model(None if source == "bundled" else source, device="cpu")
             enter_model(args, url, browser, bert, source)
@@ -81,10 +87,17 @@ def enter_model(args, url, browser, bert, source):
     """enter's sentences on one model (a link's ?model= picks it)."""
     import time
 
-    from testkit.browser import submit, type_sentence, type_text, wait_for_explorer, wait_for_grid
+    from testkit.browser import (
+        EVERY_MAP_SHOWS,
+        submit,
+        type_sentence,
+        type_text,
+        wait_for_explorer,
+        wait_for_grid,
+    )
 
     heads = bert.config.num_attention_heads
-    times, grid, server, cpu = [], [], [], []
+    times, grid, maps, server, cpu = [], [], [], [], []
     page = browser.new_page(viewport={"width": 1280, "height": 800})
     clock = h.ServerClock(page)
     page.goto(url if source == "bundled" else f"{url}/?model={source}")
@@ -98,6 +111,9 @@ def enter_model(args, url, browser, bert, source):
         submit(page)
         wait_for_grid(page, tokens, heads, timeout_ms=30_000)
         grid.append((time.perf_counter() - t_enter) * 1000)
+        page.wait_for_function(EVERY_MAP_SHOWS, arg=[tokens, heads], polling="raf",
+                               timeout=30_000)
+        maps.append((time.perf_counter() - t_enter) * 1000)
         wait_for_explorer(page, tokens, heads, timeout_ms=30_000)
         times.append((time.perf_counter() - t_enter) * 1000)
         page.wait_for_timeout(300)  # the run may finish after the maps are drawn
@@ -105,7 +121,8 @@ def enter_model(args, url, browser, bert, source):
         cpu.append(watch.total() * 1000)
         if clock.since(t_enter) is not None:
             server.append(clock.since(t_enter) * 1000)
-        print(f"{grid[-1]:7.0f} ms grid  {times[-1]:7.0f} ms all  {cpu[-1]:5.0f} ms CPU"
+        print(f"{grid[-1]:7.0f} ms grid  {maps[-1]:7.0f} ms maps  {times[-1]:7.0f} ms run  "
+              f"{cpu[-1]:5.0f} ms CPU"
               f"  T={len(tokens):2d}  {text}", flush=True)
     if args.screenshot:
         type_sentence(page, h.FIRST)
@@ -118,7 +135,8 @@ def enter_model(args, url, browser, bert, source):
     page.close()
     print(f"\n{bert.name}: {len(times)} sentences, Enter -> ; {h.load()}")
     print(f"  the component's {heads} heads + summed head + mean drawn: {h.spread(grid)}")
-    print(f"  every map of the page drawn: {h.spread(times)}")
+    print(f"  every map shows them: {h.spread(maps)}")
+    print(f"  the page's run reached the maps, nothing stale: {h.spread(times)}")
     print(f"  chromium CPU per Enter: {h.spread(cpu)}")
     print(f"  'script finished' received (the server's part): {h.spread(server)}\n")
 
@@ -265,27 +283,60 @@ def split(args):
         print(f"{name:40s} p50 {h.percentile(xs, .5):8.1f}   p95 {h.percentile(xs, .95):8.1f}")
 
 
+def route_post(url: str, text: str) -> int:
+    """What the browser's held Enter sends first (sentence.js): the route's status."""
+    import json
+    import urllib.request
+
+    from headscope.ui.models import BUNDLED
+
+    body = json.dumps({"model": BUNDLED, "text": text, "pair": None}).encode()
+    req = urllib.request.Request(url + "/_headscope/explorer", data=body, method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        r.read()
+        return r.status
+
+
 def server(args):
     import asyncio
     import random
+    import time
 
     from testkit.protocol import Session, text_value
 
-    async def drive(url):
+    cpu, asked = [], []
+
+    async def drive(url, pid):
         rng = random.Random(7)
         s = Session(url, cookie="bench", fragments=True)
         await s.connect()
         out = [("open", await s.rerun(query=args.query, timeout=300))]
         for _ in range(args.n):
-            out.append(("new sentence", await s.rerun({"text": text_value(
-                h.random_sentence(rng))})))
+            text = h.random_sentence(rng)
+            c0 = h.cpu_seconds([pid])
+            if args.route:  # as the browser does: the route's answer, then the page's rerun
+                t0 = time.perf_counter()
+                assert await asyncio.to_thread(route_post, url, text) == 200
+                asked.append((time.perf_counter() - t0) * 1000)
+            out.append(("new sentence", await s.rerun({"text": text_value(text)})))
+            cpu.append((h.cpu_seconds([pid]) - c0) * 1000)
         await s.close()
         return out
 
-    with h.app("explorer-server", timed=True) as (url, _, folder):
-        runs = asyncio.run(drive(url))
+    with h.app("explorer-server", timed=True) as (url, proc, folder):
+        runs = asyncio.run(drive(url, proc.pid))
         server_runs = h.run_times(folder / "runs.txt")
-    print(f"one protocol session, {args.n} rounds, opened with {args.query!r}; {h.load()}")
+        route_runs = [x * 1000 for x in h.run_times(folder / "runs.txt.route")]
+    print(f"one protocol session, {args.n} rounds, opened with {args.query!r}"
+          f"{', each sentence first asked of the route' if args.route else ''}; {h.load()}")
+    print(f"the server process's CPU per new sentence (route and run, from /proc, 10 ms "
+          f"ticks): p50 {h.percentile(cpu, .5):5.1f} ms, mean {sum(cpu) / len(cpu):5.1f} ms")
+    if asked:
+        print(f"the route: POST -> its answer read p50 {h.percentile(asked, .5):5.1f} ms, p95 "
+              f"{h.percentile(asked, .95):5.1f} ms; its answer built on the server p50 "
+              f"{h.percentile(route_runs, .5):5.1f} ms, p95 {h.percentile(route_runs, .95):5.1f}"
+              " ms (the forward pass and payload; then the run reads them from the cache)")
     for kind in ("new sentence",):
         mine = [(i, r) for i, (k, r) in enumerate(runs) if k == kind]
         seen = [r.seconds * 1000 for _, r in mine]
@@ -436,8 +487,12 @@ def main():
     ap.add_argument("--models", nargs="+", default=["bundled"],
                     help="enter: the models, one after another in one run (bundled, "
                          "bundled-decoder, or a name the server offers)")
+    ap.add_argument("--checkout", default=None,
+                    help="enter: serve this checkout's app (e.g. a git worktree of a baseline)")
     ap.add_argument("--link", action="store_true", help="split: open a student's shared link")
     ap.add_argument("--query", default="", help="server: the first run's query string")
+    ap.add_argument("--route", action="store_true",
+                    help="server: ask the route for each sentence first, as the browser does")
     ap.add_argument("--moves", type=int, default=150, help="hover: mouse moves per view")
     ap.add_argument("--sizes", nargs="+", action=h.Ints, default=None,
                     help="hover: text lengths in tokens (default 10,128,512); views: 12,32,128")

@@ -172,11 +172,13 @@ def run_dir(prefix: str) -> Path:
 
 
 @contextlib.contextmanager
-def app(prefix: str = "bench", timed: bool = False, env: dict | None = None, launcher=None):
-    """The app (headscope/frame/app.py, started as the tests start it: testkit.server) on a
-    free port; yields (url, process, folder). timed: bench/timed_server.py (`headscope run` with
-    a clock) launches it, and every script run's seconds go to folder/runs.txt (`run_times`),
-    its start and end to folder/stamps.txt."""
+def app(prefix: str = "bench", timed: bool = False, env: dict | None = None, launcher=None,
+        checkout: str | None = None):
+    """The app (started as the tests start it: testkit.server) on a free port; yields (url,
+    process, folder). timed: bench/timed_server.py (`headscope run` with a clock) launches it,
+    and every script run's seconds go to folder/runs.txt (`run_times`), its start and end to
+    folder/stamps.txt. checkout: another checkout's app, run from there (its own headscope),
+    its server script if it has one, else its frame (a commit from before st.App)."""
     from testkit.server import start_app, stop_app
 
     folder = run_dir(prefix)
@@ -186,6 +188,10 @@ def app(prefix: str = "bench", timed: bool = False, env: dict | None = None, lau
         env.setdefault("HEADSCOPE_RUN_TIMES", str(folder / "runs.txt"))
         env.setdefault("HEADSCOPE_RUN_STAMPS", str(folder / "stamps.txt"))
     kw = {"launcher": launcher} if launcher else {}
+    if checkout:
+        frame = Path(checkout).resolve() / "headscope" / "frame"
+        kw.update(cwd=frame.parent.parent, script=next(
+            p for p in (frame / "headscope_asgi.py", frame / "app.py") if p.exists()))
     proc, url = start_app(folder / "server.log", env_extra=env, **kw)
     try:
         yield url, proc, folder

@@ -20,7 +20,7 @@ import tomllib
 import traceback
 from pathlib import Path
 
-from .files import DEPLOY, FRAME
+from .files import DEPLOY, SERVER
 
 SERVE_MANY = DEPLOY / "serve_many.py"
 # The app's Streamlit settings (no file watcher, cache bound, no GC after each run), passed as
@@ -51,9 +51,10 @@ def _warm():
 
 
 def run(argv: list[str]) -> int:
-    """`streamlit run headscope/frame/app.py` with the bundled model loading meanwhile: `streamlit
-    run` runs nothing until the first browser connects, so the first visitor would wait for torch,
-    transformers and the weights (docs/performance.md, "Start-up")."""
+    """`streamlit run headscope/frame/headscope_asgi.py` (the app with its route) with the
+    bundled model loading meanwhile: `streamlit run` runs nothing until the first browser
+    connects, so the first visitor would wait for torch, transformers and the weights
+    (docs/performance.md, "Start-up")."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the bundled model needs no network
     from streamlit.web import cli
 
@@ -63,7 +64,7 @@ def run(argv: list[str]) -> int:
     budget.return_freed_memory()  # before the model's tensors (headscope/ui/budget.py)
     threads.limit()  # before the warm-up's forward pass (the frame sets it too)
     threading.Thread(target=_warm, name="headscope-warm-up", daemon=True).start()
-    sys.argv = ["streamlit", "run", str(FRAME), *config_flags(), *argv]
+    sys.argv = ["streamlit", "run", str(SERVER), *config_flags(), *argv]
     return cli.main()
 
 

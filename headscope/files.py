@@ -17,6 +17,8 @@ def _here_or_checkout(in_wheel: str, in_checkout: str) -> Path:
 # Streamlit's main script: alone in its folder, which Streamlit puts on sys.path, and with no
 # pages/ folder beside it (that would switch on Streamlit's legacy multipage mode)
 FRAME = HERE / "frame" / "app.py"
+# What `streamlit run` serves: the frame as an ASGI app (st.App), with the app's HTTP route
+SERVER = HERE / "frame" / "headscope_asgi.py"
 PAGES = _here_or_checkout("pages", "pages")  # one script per page (st.navigation lists them)
 GUIDE = _here_or_checkout("guide", "docs")  # teaching.md and glossary.md (About, Glossary)
 DEPLOY = _here_or_checkout("deploy", "deploy")  # serve_many.py and its nginx template

@@ -17,6 +17,7 @@ import streamlit as st
 
 from headscope.files import page_file
 from headscope.ui import (
+    explorer_route,
     guards,
     link,
     masked_words,
@@ -125,8 +126,10 @@ def explorer():
     if data is None:
         return
     window = PRESENT_WINDOW if presenting() else WINDOW  # the most tokens a map shows
+    route = explorer_route.url()  # the maps of a sentence typed next, before its rerun
     attention(dict(data, impose=view, initial_layer=default_layer(name), link=True,
-                   window=window),
+                   window=window, sentence=[name, text, pair],
+                   fast=route and dict(url=route, model=name, pair=pair, box="text")),
               key="ex_view", tag=f"{T} tokens", filename="attention",
               on={"mask": mask, "need": needs},
               meta=dict(model=name, text=text + (f" [SEP] {pair}" if pair else "")))

@@ -1,5 +1,5 @@
-"""`streamlit run headscope/frame/app.py` on a free port, healthy before it is used, stopped with
-its children."""
+"""`streamlit run headscope/frame/headscope_asgi.py` (the app with its route) on a free port,
+healthy before it is used, stopped with its children."""
 
 import os
 import socket
@@ -9,7 +9,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from headscope.files import FRAME
+from headscope.files import SERVER
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,18 +35,20 @@ def wait_healthy(url: str, proc=None, timeout: float = 60, log_path=None):
     raise RuntimeError(f"{url} did not become healthy in {timeout:.0f} s; see {log_path}")
 
 
-def start_app(log_path, env_extra=None, port=None, launcher=("-m", "streamlit"), script=None):
+def start_app(log_path, env_extra=None, port=None, launcher=("-m", "streamlit"), script=None,
+              cwd=ROOT):
     """Start the app; return (process, base_url) once /_stcore/health answers ok. launcher:
     what python runs in place of `-m streamlit` (a benchmark's wrapper that takes the same
-    arguments); script: another Streamlit script than the frame (a test's own)."""
+    arguments); script: another Streamlit script than the app's (a test's own); cwd: where it
+    runs (another checkout's, whose headscope `-m streamlit` then imports)."""
     port = port or free_port()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", **(env_extra or {})}
     log = open(log_path, "w")  # a file, not a pipe: a full pipe would block the server
     proc = subprocess.Popen(
-        [sys.executable, *launcher, "run", str(script or FRAME),
+        [sys.executable, *launcher, "run", str(script or SERVER),
          "--server.port", str(port), "--server.address", "127.0.0.1",
          "--server.headless", "true", "--browser.gatherUsageStats", "false"],
-        cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+        cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_healthy(url, proc, 60, log_path)

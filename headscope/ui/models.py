@@ -185,6 +185,12 @@ def get_bert(name: str):
     return bert, None
 
 
+def loaded(name: str):
+    """The model this process has loaded under this name, or None: nothing is loaded here."""
+    source = model_choices().get(name)
+    return None if source is None else _LOADED.get((name, source))
+
+
 def bert_or_raise(name: str):
     """The loaded model inside a cached computation: a load failure is raised (st.cache_data
     never caches an exception), for guards.computed_or_none/computed_or_stop to show."""

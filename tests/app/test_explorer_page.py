@@ -225,3 +225,21 @@ def test_a_text_too_long_for_a_link_is_left_out_and_the_sender_is_told(bundled):
     run(at)
     assert dict(at.query_params)["text"] == short
     assert not any("too long for a link" in c.value for c in at.caption)
+
+
+def test_the_page_offers_the_route_and_names_its_sentence(monkeypatch):
+    """The component's data names the sentence it draws as the route names its answer
+    ([model, text, pair]: explorer.js then adopts the page's data for a sentence the route drew
+    without drawing it again), and offers the route where this server serves it, not where it
+    does not (AppTest, the frame run alone)."""
+    from headscope.ui import explorer_route
+
+    text = "Cats sleep a lot."
+    d = component(new_app(text=text), "ex_view")
+    assert d["sentence"] == [models.BUNDLED, text, None] and d["fast"] is None
+    monkeypatch.setattr(explorer_route, "_SERVED", [True])
+    at = new_app(text=text, pair="They do.")
+    d = component(at, "ex_view")
+    assert d["sentence"] == [models.BUNDLED, text, "They do."]
+    assert d["fast"] == dict(url="/" + explorer_route.PATH, model=models.BUNDLED,
+                             pair="They do.", box="text")

@@ -25,7 +25,8 @@ CSS_FILE = "attention.css"
 # The core in an order that evaluates: each module's top-level code reads only what an earlier
 # one declared (functions are called later, when everything is defined). main.js holds draw().
 CORE = ("core.js", "causal.js", "grid.js", "gridui.js", "lines.js", "controls.js", "focus.js",
-        "bars.js", "explore.js", "explorer.js", "excontrols.js", "main.js", "figure.js")
+        "bars.js", "explore.js", "sentence.js", "explorer.js", "excontrols.js", "main.js",
+        "figure.js")
 HOSTS = ("host_streamlit.js", "host_anywidget.js")
 MODULES = CORE + HOSTS
 

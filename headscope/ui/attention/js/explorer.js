@@ -11,7 +11,8 @@ import { renderFocus } from "./focus.js";
 import { renderBars } from "./bars.js";
 import { argmax, exSource, focusRows, keySegments, layerMaps, resolveFocus, shownView, tokenColors, topKeys, wordFocus } from "./explore.js";
 import { exCaptions, exSyncControls, exWriteLink, setupExplorerControls } from "./excontrols.js";
-import { createState } from "./main.js";
+import { listenForSentences, sentenceKey } from "./sentence.js";
+import { createState, draw } from "./main.js";
 
 const EX_PARTS = [["grid", "ex_grid", "grid"], ["focus", "ex_focus_grid", "focus"],
   ["big", "ex_big", "grid"], ["bars", "ex_focus_bars", "bars"]];
@@ -52,6 +53,13 @@ export function setupExplorer(x) {
   const bar = x.parts.grid.root.querySelector(".hs-bar");
   bar.classList.add("hs-ex-saves");
   x.controls.append(bar);
+  // a sentence drawn from the route before its rerun (sentence.js): kept to know the rerun's
+  // data for it when it comes; data-fast says "drawn" until then, and "adopted" after
+  listenForSentences(x, (data) => {
+    draw({ ...x.component, data });
+    x.fast = { key: x.drawnKey, data };
+    x.host.dataset.fast = "drawn";
+  });
 }
 
 // A click inside a part: a head enlarged, a layer and head opened, a token masked (the server)
@@ -68,7 +76,11 @@ function exPartEvent(x, name, kind, value) {
 // kept (the focus by its token: keptFocus) unless the server imposes one (a link or an
 // example: data.impose with a new seq).
 export function renderExplorer(x) {
-  const d = x.data, old = x.view, prevLabels = x.sv ? x.sv.labels : null;
+  const d = x.data, old = x.view, prevLabels = x.sv ? x.sv.labels : null, fast = x.fast;
+  x.fast = null;
+  const adopted = !!fast && sameMaps(x, d, fast);
+  x.host.dataset.fast = adopted ? "adopted" : "";
+  if (adopted) return;  // the rerun's maps, drawn from the route already
   x.src = exSource(d);
   x.root.classList.toggle("present", !!d.present);
   let imp = d.impose && d.impose.seq !== x.seq ? d.impose : null;
@@ -91,6 +103,15 @@ export function renderExplorer(x) {
   x.view = v;
   x.pending = null;
   exDraw(x, true);
+  x.drawnKey = sentenceKey(d);
+}
+
+// Whether the page's data is for the sentence the route's answer drew (sentence.js), drawn the
+// same way: then nothing is drawn again (the rest of the data only names and labels it)
+function sameMaps(x, d, fast) {
+  const f = fast.data;
+  return sentenceKey(d) === fast.key && !(d.impose && d.impose.seq !== x.seq) && d.window === f.window
+    && d.scale === f.scale && !!d.present === !!f.present && d.initial_layer === f.initial_layer;
 }
 
 // The view in the address bar (the link parameters explorer.js writes), or null without one
