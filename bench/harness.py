@@ -177,8 +177,10 @@ def app(prefix: str = "bench", timed: bool = False, env: dict | None = None, lau
     """The app (started as the tests start it: testkit.server) on a free port; yields (url,
     process, folder). timed: bench/timed_server.py (`headscope run` with a clock) launches it,
     and every script run's seconds go to folder/runs.txt (`run_times`), its start and end to
-    folder/stamps.txt. checkout: another checkout's app, run from there (its own headscope),
-    its server script if it has one, else its frame (a commit from before st.App)."""
+    folder/stamps.txt. checkout: another checkout's app, run from there (its own headscope:
+    `-m streamlit` puts that folder first on sys.path), its server script if it has one, else
+    its frame (a commit from before st.App); not with timed (bench/timed_server.py imports this
+    checkout's headscope)."""
     from testkit.server import start_app, stop_app
 
     folder = run_dir(prefix)
@@ -188,6 +190,8 @@ def app(prefix: str = "bench", timed: bool = False, env: dict | None = None, lau
         env.setdefault("HEADSCOPE_RUN_TIMES", str(folder / "runs.txt"))
         env.setdefault("HEADSCOPE_RUN_STAMPS", str(folder / "stamps.txt"))
     kw = {"launcher": launcher} if launcher else {}
+    if checkout and (timed or launcher):
+        raise ValueError("checkout runs `-m streamlit` from that checkout: no launcher")
     if checkout:
         frame = Path(checkout).resolve() / "headscope" / "frame"
         kw.update(cwd=frame.parent.parent, script=next(

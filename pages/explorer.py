@@ -32,7 +32,7 @@ from headscope.ui import (
 from headscope.ui.attention import attention
 from headscope.ui.attention.explorer_payload import LOCAL_TOKENS
 from headscope.ui.attention.payload import WINDOW
-from headscope.ui.explorer_cache import explorer_data
+from headscope.ui.explorer_cache import explorer_data, named
 from headscope.ui.layers import default_layer
 from headscope.ui.page import Page, as_fragment, sentence_parts
 from headscope.ui.presentation import PRESENT_WINDOW, presenting
@@ -127,12 +127,12 @@ def explorer():
         return
     window = PRESENT_WINDOW if presenting() else WINDOW  # the most tokens a map shows
     route = explorer_route.url()  # the maps of a sentence typed next, before its rerun
+    names = named(name, text, pair, T)
     attention(dict(data, impose=view, initial_layer=default_layer(name), link=True,
-                   window=window, sentence=[name, text, pair],
+                   window=window, sentence=names["sentence"],
                    fast=route and dict(url=route, model=name, pair=pair, box="text")),
-              key="ex_view", tag=f"{T} tokens", filename="attention",
-              on={"mask": mask, "need": needs},
-              meta=dict(model=name, text=text + (f" [SEP] {pair}" if pair else "")))
+              key="ex_view", tag=names["tag"], filename="attention",
+              on={"mask": mask, "need": needs}, meta=names["meta"])
     if not any(res.special):  # the component shows no Hide switch then
         st.caption(f"No Hide {facts['cls']}/{facts['sep']} switch: this text has no special "
                    f"tokens to hide ({bert.family.name} adds none).")

@@ -38,3 +38,11 @@ def explorer_data(name: str, text: str, pair: str | None, layer: int, focus: tup
         names=special_names(bert.tokenizer), notes=one_head_results.layer_sentences(name),
         palette=style.PALETTE, special_colors=style.SPECIAL_COLORS,
         other_color=style.OTHER_COLOR) | dict(width=cfg.hidden_size)
+
+
+def named(name: str, text: str, pair: str | None, tokens: int) -> dict:
+    """What names a sentence's maps, beside them: its key (the page's data and the route's
+    answer carry the same one, so the component knows a sentence it drew already), the tag on
+    the component's host and the caption of its figures (figure.js)."""
+    return dict(sentence=[name, text, pair], tag=f"{tokens} tokens",
+                meta=dict(model=name, text=text + (f" [SEP] {pair}" if pair else "")))

@@ -13,7 +13,8 @@ model not loaded, AppTest, a server started without the route (the frame alone).
 Served by st.App's routes (headscope/frame/headscope_asgi.py): public Streamlit API, no patch.
 Bounded as a script run is: a short text only (budget.LONG_TOKENS tokens at most), a body of
 at most MAX_BODY bytes, a model the operator named and the page already loaded, the same cache,
-and one thread of its own per worker (_COMPUTE). Behind nginx the route is one more path of the
+and one thread of its own per worker (_COMPUTE) with a short queue (MAX_WAITING: beyond it,
+the page's run answers). Behind nginx the route is one more path of the
 same worker (the affinity cookie travels with the request), so the rerun finds the route's
 result in that worker's cache.
 """
@@ -47,7 +48,7 @@ def answer(model, text, pair) -> tuple[int, dict | None]:
     the sentence it is for); DECLINED for a text the page must explain; 400 or 404 for what no
     page of this app asks (not strings, a model not offered or not loaded)."""
     from . import budget, models
-    from .explorer_cache import explorer_data
+    from .explorer_cache import explorer_data, named
     from .layers import default_layer
 
     if not isinstance(model, str) or not isinstance(text, str) \
@@ -66,7 +67,9 @@ def answer(model, text, pair) -> tuple[int, dict | None]:
         data = explorer_data(model, text, pair, default_layer(model), ())
     except Exception:  # the page's own run shows the message
         return DECLINED, None
-    return 200, dict(data, sentence=[model, text, pair])
+    if len(data["sent"]) != data["layers"]:  # one layer of a long text: the page's run chooses
+        return DECLINED, None
+    return 200, dict(data, **named(model, text, pair, len(data["tokens"])))
 
 
 # One thread per worker computes the route's answers, one at a time: beside the worker's one
@@ -74,6 +77,8 @@ def answer(model, text, pair) -> tuple[int, dict | None]:
 # own thread pool (anyio's, which Streamlit's server uses too), so a queue of answers never
 # holds a thread the server needs for its own requests.
 _COMPUTE = ThreadPoolExecutor(max_workers=1, thread_name_prefix="headscope-route")
+MAX_WAITING = 2  # answers queued beyond the one computing: declined (the page's run answers)
+_waiting = [0]  # answers queued or computing (the event loop's alone: no lock)
 
 
 async def _explorer(request):
@@ -90,9 +95,15 @@ async def _explorer(request):
     try:
         asked = json.loads(await request.body())
         args = (asked["model"], asked["text"], asked.get("pair"))
-    except (ValueError, KeyError, TypeError):
+    except Exception:  # not JSON, not an object, keys missing, nested past Python's recursion
         return JSONResponse({"error": "a JSON object {model, text, pair}"}, status_code=400)
-    status, body = await asyncio.get_running_loop().run_in_executor(_COMPUTE, answer, *args)
+    if _waiting[0] > MAX_WAITING:  # a client asking faster than one thread answers
+        return Response(status_code=DECLINED, headers={"Cache-Control": "no-store"})
+    _waiting[0] += 1
+    try:
+        status, body = await asyncio.get_running_loop().run_in_executor(_COMPUTE, answer, *args)
+    finally:
+        _waiting[0] -= 1
     if body is None:
         return Response(status_code=status, headers={"Cache-Control": "no-store"})
     return Response(json.dumps(body), status_code=status, media_type="application/json",

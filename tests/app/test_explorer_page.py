@@ -1,6 +1,8 @@
 """The Explorer page through Streamlit's AppTest: the data it sends its component (every
 layer's maps) against bert.attend, and the view a link imposes."""
 
+import json
+
 import numpy as np
 import pytest
 
@@ -243,3 +245,9 @@ def test_the_page_offers_the_route_and_names_its_sentence(monkeypatch):
     assert d["sentence"] == [models.BUNDLED, text, "They do."]
     assert d["fast"] == dict(url="/" + explorer_route.PATH, model=models.BUNDLED,
                              pair="They do.", box="text")
+    # the route's answer for that sentence is the page's data: every key it carries, the same
+    # (the maps, the sentence key, the tag and the figures' caption)
+    status, body = explorer_route.answer(models.BUNDLED, text, "They do.")
+    assert status == 200
+    body = json.loads(json.dumps(body))
+    assert {k: d[k] for k in body} == body

@@ -1,6 +1,6 @@
-"""Real-browser fixtures: the app (`streamlit run headscope/frame/app.py`) on a free port, and
-Debian's chromium driven by playwright. Never `playwright install`: the browser comes from apt (see
-.ci/run)."""
+"""Real-browser fixtures: the app (`streamlit run headscope/frame/headscope_asgi.py`) on a free
+port, and Debian's chromium driven by playwright. Never `playwright install`: the browser comes
+from apt (see .ci/run)."""
 
 import os
 from pathlib import Path

@@ -102,3 +102,27 @@ def test_presentation_modes_one_line_box_takes_the_same_path(app_url, page, toke
     assert fast_mark(page) == "adopted"  # drawn at presentation's scale: nothing to redraw
     assert box.input_value() == text
     assert no_exception(page)
+
+
+@pytest.mark.parametrize("fails", ["answers 500", "never answers"])
+def test_the_key_press_is_never_lost_when_the_route_fails(app_url, page, tokens, bundled,
+                                                          fails):
+    """A route that fails, or does not answer within the component's wait (1 s): the key press
+    still goes on to Streamlit, whose run draws the sentence."""
+    heads = bundled.config.num_attention_heads
+    held = []
+    page.route("**" + ROUTE, (lambda r: r.fulfill(status=500)) if fails == "answers 500"
+               else (lambda r: held.append(r)))
+    page.goto(app_url + "/?text=Hello.")
+    wait_for_grid(page, tokens("Hello."), heads)
+    text = "The ferry left before dawn."
+    type_text(page, text)
+    submit(page)
+    wait_for_explorer(page, tokens(text), heads)  # drawn by the page's run alone
+    page.wait_for_function("(t) => new URLSearchParams(location.search).get('text') === t",
+                           arg=text)
+    assert fast_mark(page) == ""
+    assert len(held) == (fails == "never answers")
+    for r in held:
+        r.abort()
+    assert no_exception(page)

@@ -12,9 +12,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
 from headscope.ui import explorer_route, models
-from headscope.ui.explorer_cache import explorer_data
 from headscope.ui.guards import MAX_CHARS
-from headscope.ui.layers import default_layer
 from testkit.payloads import unpack_rows
 
 NAME = models.BUNDLED
@@ -42,10 +40,10 @@ def test_the_answer_is_the_pages_data_for_that_sentence(client, bundled):
     r = post(client, {"model": NAME, "text": text, "pair": None})
     assert r.status_code == 200 and r.headers["cache-control"] == "no-store"
     got = r.json()
-    assert got["sentence"] == [NAME, text, None]  # pages/explorer.py sends the same key
+    assert got["sentence"] == [NAME, text, None]  # the page's own: tests/app/test_explorer_page
     assert got["tokens"] == bundled.encode(text).tokens  # the tokenizer's own tokens
-    want = json.loads(json.dumps(explorer_data(NAME, text, None, default_layer(NAME), ())))
-    assert {k: v for k, v in got.items() if k != "sentence"} == want
+    assert got["tag"] == f"{len(got['tokens'])} tokens"
+    assert got["meta"] == {"model": NAME, "text": text}  # the figures' caption: this sentence
 
 
 def test_the_answers_weights_are_the_models(client, bundled):
@@ -87,12 +85,19 @@ def test_malformed_requests_get_a_status(client, body):
     assert post(client, body).status_code == 400
 
 
+def test_a_client_asking_faster_than_one_thread_answers_is_declined(client, monkeypatch):
+    monkeypatch.setattr(explorer_route, "_waiting", [explorer_route.MAX_WAITING + 1])
+    r = post(client, {"model": NAME, "text": "A queue of requests.", "pair": None})
+    assert r.status_code == 204
+
+
 def test_not_json_nor_too_big(client):
     r = client.post("/" + explorer_route.PATH, content="{}", headers={"Content-Type": "text/plain"})
     assert r.status_code == 415  # a page of another site cannot send JSON without a preflight
-    r = client.post("/" + explorer_route.PATH, content="{", headers={
-        "Content-Type": "application/json"})
-    assert r.status_code == 400
+    for body in ("{", "[" * 50_000 + "]" * 50_000):  # broken; nested past Python's recursion
+        r = client.post("/" + explorer_route.PATH, content=body, headers={
+            "Content-Type": "application/json"})
+        assert r.status_code == 400
     big = json.dumps({"model": NAME, "text": "x" * explorer_route.MAX_BODY, "pair": None})
     r = client.post("/" + explorer_route.PATH, content=big,
                     headers={"Content-Type": "application/json"})

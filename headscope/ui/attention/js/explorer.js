@@ -53,8 +53,13 @@ export function setupExplorer(x) {
   const bar = x.parts.grid.root.querySelector(".hs-bar");
   bar.classList.add("hs-ex-saves");
   x.controls.append(bar);
-  // a sentence drawn from the route before its rerun (sentence.js): kept to know the rerun's
-  // data for it when it comes; data-fast says "drawn" until then, and "adopted" after
+}
+
+// A sentence drawn from the route before its rerun (sentence.js): kept to know the rerun's data
+// for it when it comes; data-fast says "drawn" until then, and "adopted" after
+function listenOnce(x) {
+  if (x.listening || !x.data.fast) return;
+  x.listening = true;
   listenForSentences(x, (data) => {
     draw({ ...x.component, data });
     x.fast = { key: x.drawnKey, data };
@@ -80,6 +85,7 @@ export function renderExplorer(x) {
   x.fast = null;
   const adopted = !!fast && sameMaps(x, d, fast);
   x.host.dataset.fast = adopted ? "adopted" : "";
+  listenOnce(x);
   if (adopted) return;  // the rerun's maps, drawn from the route already
   x.src = exSource(d);
   x.root.classList.toggle("present", !!d.present);

@@ -8,12 +8,15 @@
 // drawing them again. Held back first, because the rerun's work in the page (React drawing
 // every element of the fragments) would otherwise hold up the answer's drawing behind it.
 // Wherever the route declines (an empty, cut, long or unreadable text: the page says why), or
-// takes over WAIT_MS, the key press goes on at once; a box left by a click commits as before.
+// takes over WAIT_MS, the key press goes on; a box left by a click commits as before. Listening
+// starts with the first data that offers the route (data.fast: the Streamlit page, not a
+// notebook) and ends at the first key press after the component has left the page.
 
-export const WAIT_MS = 400;
+const WAIT_MS = 1000;  // the route's answer waited for at most (a class at the knee: p99 ~0.25 s)
 // What the page's data adds to the maps (pages/explorer.py, component.py): kept from the page's
-// last data when the route's maps are drawn (presentation mode's scale among them)
-const PAGES_OWN = ["scale", "present", "window", "initial_layer", "link", "filename", "tag", "meta", "fast"];
+// last data when the route's maps are drawn (presentation mode's scale among them); the route
+// names its sentence itself (sentence, tag, meta: explorer_cache.named)
+const PAGES_OWN = ["scale", "present", "window", "initial_layer", "link", "filename", "fast"];
 const HANDED = new WeakSet();  // the key presses handed on to Streamlit: not held again
 
 // The sentence's identity: what the route's answer and the page's data both carry
@@ -27,7 +30,7 @@ export function listenForSentences(x, redraw) {
     const area = box instanceof HTMLTextAreaElement;
     if (!(area || box instanceof HTMLInputElement) || !box.closest(`.st-key-${f.box}`)) return;
     if (area && !(e.ctrlKey || e.metaKey)) return;  // Enter alone: a new line in a text area
-    e.stopPropagation();  // before Streamlit's own listener (React's, on its root element)
+    e.stopImmediatePropagation();  // before Streamlit's own listener (React's, on its root)
     const init = { key: e.key, code: e.code, ctrlKey: e.ctrlKey, metaKey: e.metaKey, altKey: e.altKey, bubbles: true, cancelable: true };
     let handed = false;
     const handOn = () => {
