@@ -12,7 +12,7 @@
 // starts with the first data that offers the route (data.fast: the Streamlit page, not a
 // notebook) and ends at the first key press after the component has left the page.
 
-const WAIT_MS = 1000;  // the route's answer waited for at most (a class at the knee: p99 ~0.25 s)
+const WAIT_MS = 1000;  // the most the route is waited for (300 students on 2 workers: p99 0.17-0.25 s)
 // What the page's data adds to the maps (pages/explorer.py, component.py): kept from the page's
 // last data when the route's maps are drawn (presentation mode's scale among them); the route
 // names its sentence itself (sentence, tag, meta: explorer_cache.named)
