@@ -1,5 +1,6 @@
 """Colours, fonts and the page's constant CSS, in one place. No user text here, ever."""
 
+import base64
 from pathlib import Path
 
 from plotly.colors import diverging, sequential
@@ -66,5 +67,9 @@ ICON_TREE = ":material/account_tree:"
 ICON_WAIT = ":material/hourglass_top:"
 
 # The favicon is a file in the repository: an emoji favicon comes from a CDN (Twemoji) and a
-# Material one from Google's font servers, and a classroom may be offline
-FAVICON = str(Path(__file__).resolve().parent / "assets" / "favicon.png")
+# Material one from Google's font servers, and a classroom may be offline. Sent as a data URL
+# (345 bytes): given as a file, Streamlit serves it as a media file of the run that set the page
+# config, a full run, and drops it after a fragment's run; the tab then asked for it again
+# (the address bar changed) and lost its icon to a 404.
+FAVICON = "data:image/png;base64," + base64.b64encode(
+    (Path(__file__).resolve().parent / "assets" / "favicon.png").read_bytes()).decode("ascii")

@@ -40,6 +40,8 @@ def fast_mark(page):
 def test_enter_draws_the_routes_maps_once_and_the_page_adopts_them(app_url, page, tokens,
                                                                     bundled):
     heads = bundled.config.num_attention_heads
+    failed = []  # every request the page made that failed (the favicon once did, after a run)
+    page.on("response", lambda r: failed.append((r.status, r.url)) if r.status >= 400 else None)
     page.goto(app_url)
     close_start_card(page)
     wait_for_grid(page, tokens(DEFAULT_TEXT), heads)
@@ -51,6 +53,10 @@ def test_enter_draws_the_routes_maps_once_and_the_page_adopts_them(app_url, page
         assert fast_mark(page) == "adopted"
         page.wait_for_function("(t) => new URLSearchParams(location.search).get('text') === t",
                                arg=text)  # the page's run wrote the address bar
+    page.wait_for_function("() => !!document.querySelector('link[rel~=icon]')")
+    assert page.evaluate("document.querySelector('link[rel~=icon]').href").startswith(
+        "data:image/png")  # the tab's icon: no file a fragment's run could drop
+    assert failed == []
     assert no_exception(page)
 
 
