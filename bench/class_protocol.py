@@ -87,11 +87,12 @@ async def student(url: str, i: int, args, start_at: float) -> dict:
 
     async def ask_route(text):
         """The browser's first request on Enter: the maps (sentence.js), timed as an action."""
+        from headscope.ui import explorer_route
         from headscope.ui.models import BUNDLED
         from testkit.protocol import Run
 
         t0 = time.perf_counter()
-        r = await CLIENT[0].post(url + "/_headscope/explorer", json=dict(
+        r = await CLIENT[0].post(f"{url}/{explorer_route.PATH}", json=dict(
             model=BUNDLED, text=text, pair=None),
             headers={"Cookie": f"headscope_affinity={s.cookie}"})  # the student's worker
         run = Run(seconds=time.perf_counter() - t0, status=0 if r.status_code == 200 else None,

@@ -288,10 +288,11 @@ def route_post(url: str, text: str) -> int:
     import json
     import urllib.request
 
+    from headscope.ui import explorer_route
     from headscope.ui.models import BUNDLED
 
     body = json.dumps({"model": BUNDLED, "text": text, "pair": None}).encode()
-    req = urllib.request.Request(url + "/_headscope/explorer", data=body, method="POST",
+    req = urllib.request.Request(f"{url}/{explorer_route.PATH}", data=body, method="POST",
                                  headers={"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=60) as r:
         r.read()

@@ -69,11 +69,17 @@ MAPS_SHOW = """([sel, all, heads]) => {
 EXPLORER_DRAWN = ("([sel, all, heads]) => (" + MAPS_SHOW + ")([sel, all, heads])"
                   " && FIND('.st-key-ex_view [data-drawn]')?.dataset.fast !== 'drawn'"
                   " && !document.querySelector('[data-stale=\"true\"]')").replace("FIND", FIND)
+
+
+def _on_the_grid(condition: str) -> str:
+    """A condition of (sel, tokens, heads) as one of (tokens, heads), on the Explorer's grid."""
+    return (f"([tokens, heads]) => ({condition})([{HOST.format(key='ex_grid')!r}, tokens, "
+            "heads])")
+
+
 # The same for callers that pass only (tokens, heads): the benchmarks
-MAPS_DRAWN = ("([tokens, heads]) => (" + EXPLORER_DRAWN + ")([" +
-              repr(HOST.format(key="ex_grid")) + ", tokens, heads])")
-EVERY_MAP_SHOWS = ("([tokens, heads]) => (" + MAPS_SHOW + ")([" +
-                   repr(HOST.format(key="ex_grid")) + ", tokens, heads])")
+MAPS_DRAWN = _on_the_grid(EXPLORER_DRAWN)
+EVERY_MAP_SHOWS = _on_the_grid(MAPS_SHOW)
 
 
 def host(page, key: str):

@@ -98,15 +98,16 @@ async def _explorer(request):
     except Exception:  # not JSON, not an object, keys missing, nested past Python's recursion
         return JSONResponse({"error": "a JSON object {model, text, pair}"}, status_code=400)
     if _waiting[0] > MAX_WAITING:  # a client asking faster than one thread answers
-        return Response(status_code=DECLINED, headers={"Cache-Control": "no-store"})
-    _waiting[0] += 1
-    try:
-        status, body = await asyncio.get_running_loop().run_in_executor(_COMPUTE, answer, *args)
-    finally:
-        _waiting[0] -= 1
-    if body is None:
-        return Response(status_code=status, headers={"Cache-Control": "no-store"})
-    return Response(json.dumps(body), status_code=status, media_type="application/json",
+        status, body = DECLINED, None
+    else:
+        _waiting[0] += 1
+        try:
+            status, body = await asyncio.get_running_loop().run_in_executor(
+                _COMPUTE, answer, *args)
+        finally:
+            _waiting[0] -= 1
+    return Response(None if body is None else json.dumps(body), status_code=status,
+                    media_type=None if body is None else "application/json",
                     headers={"Cache-Control": "no-store"})
 
 
