@@ -177,10 +177,18 @@ def wait_settled(page, elements: dict, timeout_ms: int = 90_000):
                            polling=100, timeout=timeout_ms)
 
 
+# The page's script run is over (the app's data-test-script-state)
+RUN_OVER = """() => document.querySelector('[data-testid="stApp"]')?.dataset.testScriptState
+  === 'notRunning'"""
+
+
 def close_start_card(page):
     """A session opened at the app's root without a view link shows the start card
-    (headscope/ui/start_card.py) above the Explorer: close it and wait until it is gone."""
+    (headscope/ui/start_card.py) above the Explorer: close it and wait until it is gone. The
+    click waits for the page's first run to end: a click while the run still redraws the card
+    can land on a button being replaced, and be lost (seen once in a full make test)."""
     card = page.locator(".st-key-start_card")
     card.wait_for(timeout=90_000)
+    page.wait_for_function(RUN_OVER, timeout=90_000)
     card.get_by_role("button", name="Close").click()
     card.wait_for(state="detached", timeout=60_000)
